@@ -1,0 +1,1 @@
+"""Pure computational core of Torch Playground. Nothing in here imports streamlit."""

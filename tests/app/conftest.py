@@ -1,0 +1,41 @@
+"""AppTest fixtures: run the real app.py (router + shared sidebar) and switch to one page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app.py"
+FIRST_RUN_TIMEOUT = 120  # the first run imports torch, cv2 and friends
+RUN_TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches():
+    """st.cache_* is process-wide and would leak between AppTests."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def open_page() -> Callable[[str], AppTest]:
+    """Return a function that starts app.py, switches to ``app_pages/<slug>.py`` and runs it."""
+
+    def _open(slug: str) -> AppTest:
+        at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+        at.run(timeout=FIRST_RUN_TIMEOUT)
+        assert not at.exception, at.exception
+        if slug != "home":
+            at.switch_page(f"app_pages/{slug}.py")
+            at.run(timeout=FIRST_RUN_TIMEOUT)
+        return at
+
+    return _open

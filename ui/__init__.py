@@ -1,0 +1,1 @@
+"""Streamlit-side building blocks shared by every page (sidebar, image input, snippets)."""
