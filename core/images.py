@@ -1,0 +1,254 @@
+"""Decode user images into one canonical form: RGB ``uint8`` arrays of shape (H, W, 3).
+
+Pillow does the decoding because it can read an image's size from the header
+without touching the pixels (the decompression-bomb check needs that), applies
+EXIF orientation, and knows every mode we have to normalise (grayscale, RGBA,
+palette, 16-bit, CMYK, animated). OpenCV then does the resizing.
+Everything happens in memory: uploads are never written to disk.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageOps
+
+DEFAULT_MAX_SIDE = 2048
+# 16 k x 10 k: far beyond any photo a learner uploads, far below what would exhaust memory
+# (a 30000 x 30000 RGB image would need 2.7 GB before any processing).
+DEFAULT_MAX_PIXELS = 160_000_000
+ACCEPTED_FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "TIFF", "GIF")
+UPLOAD_EXTENSIONS = ("png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif")
+SAMPLE_NAMES = (
+    "chelsea.png",
+    "coffee.png",
+    "astronaut.png",
+    "rocket.jpg",
+    "horse.png",
+    "motorcycle_left.png",
+    "motorcycle_right.png",
+    "camera.png",
+)
+
+
+class ImageDecodeError(ValueError):
+    """The bytes are not an image this app can use; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class DecodedImage:
+    """A decoded image and what was done to it on the way.
+
+    Attributes:
+        rgb: (H, W, 3) uint8, C-contiguous, RGB order.
+        original_size: (width, height) as stored in the file, before EXIF rotation.
+        format: the container format Pillow detected, e.g. ``"PNG"``.
+        mode: the Pillow mode of the file, e.g. ``"RGBA"`` or ``"I;16"``.
+        notes: plain-language notices for the page (downscaled, converted, rotated ...).
+    """
+
+    rgb: np.ndarray
+    original_size: tuple[int, int]
+    format: str
+    mode: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def downscaled(self) -> bool:
+        return any(note.startswith("Downscaled") for note in self.notes)
+
+
+def _open_header(data: bytes) -> Image.Image:
+    """Open lazily: Pillow parses only the header here, not the pixel data."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ImageDecodeError(f"expected the file's bytes, got {type(data).__name__}")
+    if len(data) == 0:
+        raise ImageDecodeError("The file is empty (0 bytes). Choose an image file with content.")
+    try:
+        with warnings.catch_warnings():
+            # We run our own, stricter size check right after; Pillow's warning would only add noise.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(bytes(data)))
+    except Image.DecompressionBombError as error:
+        raise ImageDecodeError(f"The image is far too large to decode safely: {error}") from error
+    except (OSError, SyntaxError, ValueError) as error:
+        raise ImageDecodeError(
+            "This file is not an image that can be read "
+            f"(accepted: {', '.join(ACCEPTED_FORMATS)}). Details: {error}"
+        ) from error
+    if image.format not in ACCEPTED_FORMATS:
+        raise ImageDecodeError(
+            f"{image.format} images are not supported; use one of {', '.join(ACCEPTED_FORMATS)}."
+        )
+    return image
+
+
+def _check_pixel_budget(image: Image.Image, max_pixels: int) -> None:
+    width, height = image.size
+    if width <= 0 or height <= 0:
+        raise ImageDecodeError(f"The image header declares an empty size {width}x{height}.")
+    if width * height > max_pixels:
+        raise ImageDecodeError(
+            f"The image header declares {width}x{height} = {width * height:,} pixels, more than "
+            f"the limit of {max_pixels:,}. Files like this are often decompression bombs; "
+            "resize the image below the limit before uploading."
+        )
+
+
+def _load_first_frame(image: Image.Image) -> tuple[Image.Image, list[str]]:
+    notes = []
+    frames = getattr(image, "n_frames", 1)
+    if frames > 1:
+        image.seek(0)
+        notes.append(f"Animated image with {frames} frames: using the first frame.")
+    try:
+        image.load()
+    except (OSError, SyntaxError, ValueError, EOFError) as error:
+        raise ImageDecodeError(
+            f"The {image.format} file is damaged or truncated and cannot be decoded ({error}). "
+            "Re-export or re-download the image and try again."
+        ) from error
+    return image, notes
+
+
+def _high_bit_depth_to_8bit(image: Image.Image) -> tuple[Image.Image, str]:
+    """Scale 16-bit integer or float grayscale to 0..255 without clipping the useful range."""
+    values = np.asarray(image)
+    if image.mode.startswith("I;16") or values.dtype == np.uint16:
+        scaled = values.astype(np.float64) / 65535.0 * 255.0
+        how = "16-bit"
+    else:  # "I" (32-bit int) or "F" (float): stretch the actual range
+        low, high = float(np.nanmin(values)), float(np.nanmax(values))
+        if image.mode == "I" and low >= 0 and high <= 65535:
+            scaled = values.astype(np.float64) / 65535.0 * 255.0
+            how = "16-bit"
+        else:
+            span = high - low if high > low else 1.0
+            scaled = (np.nan_to_num(values.astype(np.float64), nan=low) - low) / span * 255.0
+            how = f"{image.mode}-mode (range {low:g}..{high:g})"
+    gray = np.clip(np.rint(scaled), 0, 255).astype(np.uint8)
+    return Image.fromarray(gray, mode="L"), f"Converted {how} grayscale to 8-bit."
+
+
+def _to_rgb(image: Image.Image) -> tuple[np.ndarray, list[str]]:
+    notes = []
+    mode = image.mode
+    if mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
+        image, note = _high_bit_depth_to_8bit(image)
+        notes.append(note)
+    if mode == "P":
+        has_alpha = "transparency" in image.info
+        image = image.convert("RGBA" if has_alpha else "RGB")
+    if image.mode in ("RGBA", "LA", "PA", "La", "RGBa"):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(white, rgba)
+        notes.append("Transparent areas were composited on white.")
+    if image.mode in ("L", "1"):
+        notes.append("Grayscale image: the single channel is repeated as R, G and B.")
+    rgb = np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
+    return rgb, notes
+
+
+def fit_longest_side(rgb: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
+    """Shrink ``rgb`` (H, W, C) so that max(H, W) <= ``max_side``; never enlarge.
+
+    Returns:
+        The (possibly) resized image and the scale factor applied (1.0 if unchanged).
+    """
+    if max_side < 1:
+        raise ValueError(f"max_side must be a positive number of pixels, got {max_side}")
+    height, width = rgb.shape[:2]
+    longest = max(height, width)
+    if longest <= max_side:
+        return rgb, 1.0
+    scale = max_side / longest
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    # INTER_AREA averages the source pixels under each output pixel: no aliasing on shrink.
+    return cv2.resize(rgb, size, interpolation=cv2.INTER_AREA), scale
+
+
+def decode_image(
+    data: bytes,
+    *,
+    max_side: int = DEFAULT_MAX_SIDE,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+) -> DecodedImage:
+    """Decode image file bytes to RGB uint8 (H, W, 3).
+
+    Applies EXIF orientation, takes the first frame of animations, composites
+    transparency on white, expands grayscale/palette/16-bit to 8-bit RGB and
+    shrinks the result so its longest side is at most ``max_side``.
+
+    Args:
+        data: the raw file content (PNG, JPEG, WebP, BMP, TIFF or GIF).
+        max_side: longest side allowed after decoding, in pixels.
+        max_pixels: refuse files whose *header* declares more pixels than this,
+            before any pixel data is decoded.
+
+    Returns:
+        A :class:`DecodedImage`.
+
+    Raises:
+        ImageDecodeError: (a ``ValueError``) for empty, non-image, truncated,
+            unsupported or oversized files; the message is meant for the user.
+        ValueError: for a non-positive ``max_side`` or ``max_pixels``.
+    """
+    if max_side < 1:
+        raise ValueError(f"max_side must be a positive number of pixels, got {max_side}")
+    if max_pixels < 1:
+        raise ValueError(f"max_pixels must be positive, got {max_pixels}")
+    image = _open_header(data)
+    _check_pixel_budget(image, max_pixels)
+    original_size, file_format, file_mode = image.size, image.format, image.mode
+    image, notes = _load_first_frame(image)
+    orientation = image.getexif().get(0x0112, 1)
+    if orientation not in (None, 1):
+        image = ImageOps.exif_transpose(image)
+        notes.append(f"Applied EXIF orientation {orientation} (the camera's rotation flag).")
+    rgb, convert_notes = _to_rgb(image)
+    notes += convert_notes
+    rgb, scale = fit_longest_side(rgb, max_side)
+    if scale != 1.0:
+        notes.append(
+            f"Downscaled from {original_size[0]}x{original_size[1]} to "
+            f"{rgb.shape[1]}x{rgb.shape[0]} so the longest side is at most {max_side} px."
+        )
+    return DecodedImage(rgb, original_size, file_format, file_mode, tuple(notes))
+
+
+def sample_dir() -> Path:
+    """The ``data/`` folder inside the installed scikit-image wheel (no download needed)."""
+    import skimage  # imported lazily: only the sample list needs it
+
+    return Path(skimage.__file__).resolve().parent / "data"
+
+
+def list_samples() -> list[str]:
+    """Bundled sample image names that exist in this scikit-image install."""
+    folder = sample_dir()
+    return [name for name in SAMPLE_NAMES if (folder / name).is_file()]
+
+
+def read_sample_bytes(name: str) -> bytes:
+    """Raw bytes of a bundled sample image.
+
+    Raises:
+        ValueError: if ``name`` is not one of :func:`list_samples`.
+    """
+    if name not in SAMPLE_NAMES:
+        raise ValueError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_NAMES)}")
+    path = sample_dir() / name
+    if not path.is_file():
+        raise ValueError(f"sample image {name!r} is missing from scikit-image's data folder {path}")
+    return path.read_bytes()
+
+
+def load_sample(name: str, *, max_side: int = DEFAULT_MAX_SIDE) -> DecodedImage:
+    """Decode a bundled sample image exactly as an upload would be decoded."""
+    return decode_image(read_sample_bytes(name), max_side=max_side)

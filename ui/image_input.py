@@ -1,0 +1,78 @@
+"""The one image-input component every image page reuses: bundled samples or an upload."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core.images import (
+    DEFAULT_MAX_SIDE,
+    UPLOAD_EXTENSIONS,
+    DecodedImage,
+    ImageDecodeError,
+    decode_image,
+    list_samples,
+    load_sample,
+)
+
+SAMPLE = "Bundled sample"
+UPLOAD = "Upload a file"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _cached_sample(name: str, max_side: int) -> DecodedImage:
+    return load_sample(name, max_side=max_side)
+
+
+def _decode_upload(uploaded, max_side: int) -> DecodedImage | None:
+    # getvalue() gives the bytes Streamlit already holds in memory; nothing touches the disk.
+    try:
+        return decode_image(uploaded.getvalue(), max_side=max_side)
+    except ImageDecodeError as error:
+        st.error(f"Could not use this upload: {error}", icon=":material/broken_image:")
+        return None
+
+
+def image_input(
+    key: str,
+    *,
+    max_side: int = DEFAULT_MAX_SIDE,
+    default_sample: str = "chelsea.png",
+    label: str = "Image",
+) -> np.ndarray | None:
+    """Let the user pick a bundled sample or upload an image; return it as RGB uint8 (H, W, 3).
+
+    Widget keys are ``<key>.source``, ``<key>.sample`` and ``<key>.upload``. Errors and
+    notices (downscaled, converted, EXIF-rotated ...) are shown in the page; the return
+    value is ``None`` whenever there is no usable image.
+    """
+    samples = list_samples()
+    source = st.radio(
+        label,
+        [SAMPLE, UPLOAD],
+        horizontal=True,
+        key=f"{key}.source",
+        help="Samples ship inside the scikit-image package, so they work offline.",
+    )
+    if source == SAMPLE:
+        if not samples:
+            st.error("No bundled samples were found: is scikit-image installed?")
+            return None
+        index = samples.index(default_sample) if default_sample in samples else 0
+        name = st.selectbox("Sample image", samples, index=index, key=f"{key}.sample")
+        decoded = _cached_sample(name, max_side)
+    else:
+        uploaded = st.file_uploader(
+            "Upload an image (PNG, JPEG, WebP, BMP, TIFF, GIF)",
+            type=list(UPLOAD_EXTENSIONS),
+            key=f"{key}.upload",
+        )
+        if uploaded is None:
+            st.info("Choose an image file to continue.", icon=":material/upload:")
+            return None
+        decoded = _decode_upload(uploaded, max_side)
+        if decoded is None:
+            return None
+    for note in decoded.notes:
+        st.info(note, icon=":material/info:")
+    return decoded.rgb
