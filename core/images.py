@@ -71,7 +71,7 @@ def _open_header(data: bytes) -> Image.Image:
         raise ImageDecodeError("The file is empty (0 bytes). Choose an image file with content.")
     try:
         with warnings.catch_warnings():
-            # We run our own, stricter size check right after; Pillow's warning would only add noise.
+            # Our own, stricter size check runs right after; Pillow's warning would be noise.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(bytes(data)))
     except Image.DecompressionBombError as error:

@@ -38,7 +38,7 @@ HOME = PageSpec(
     slug="home",
     title="Home & environment",
     icon=":material/home:",
-    summary="What each page teaches, the live software/hardware facts, and the reproducibility switches.",
+    summary="What each page teaches, live software/hardware facts, reproducibility switches.",
 )
 
 LESSONS: tuple[PageSpec, ...] = (

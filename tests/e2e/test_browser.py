@@ -1,0 +1,103 @@
+"""End to end: every registered page in headless Chromium against a real `streamlit run` server."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.e2e.conftest import ARTIFACTS, SCREENSHOTS, start_server, stop_server
+from ui.registry import available_pages
+
+pytestmark = pytest.mark.e2e
+
+PAGES = available_pages()
+SCRIPT_TIMEOUT_MS = 180_000
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+
+def page_url(base: str, slug: str) -> str:
+    return base + "/" if slug == "home" else f"{base}/{slug}"
+
+
+def wait_for_script(page) -> None:
+    """Wait until the app frame exists and the script has finished (twice, to ride over reruns)."""
+    page.wait_for_selector("[data-testid='stSidebar']", timeout=SCRIPT_TIMEOUT_MS)
+    page.wait_for_selector("h1", timeout=SCRIPT_TIMEOUT_MS)
+    for _ in range(2):
+        page.wait_for_selector(IDLE, timeout=SCRIPT_TIMEOUT_MS)
+        page.wait_for_timeout(500)
+
+
+def assert_rendered(page, slug: str) -> None:
+    exceptions = page.locator("[data-testid='stException']")
+    assert exceptions.count() == 0, f"{slug}: exception box shown:\n{exceptions.first.inner_text()}"
+    assert page.locator("h1").first.is_visible(), f"{slug}: page title not visible"
+
+
+def save_whole_page(page, name: str) -> None:
+    """Streamlit scrolls inside its main block, so grow the viewport to the content first."""
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section.main')]"
+        ".map(e => e.scrollHeight), 800)"
+    )
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 8000)})
+    page.wait_for_timeout(300)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[spec.slug for spec in PAGES])
+def test_page_renders(server, page, spec):
+    page.goto(page_url(server.url, spec.slug))
+    wait_for_script(page)
+    assert_rendered(page, spec.slug)
+    save_whole_page(page, spec.slug)
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[spec.slug for spec in PAGES])
+def test_deep_link_on_cold_server(page, spec):
+    """A freshly started server must route a deep link through st.navigation, not legacy pages/."""
+    cold = start_server(f"cold-{spec.slug}")
+    try:
+        started = time.monotonic()
+        page.goto(page_url(cold.url, spec.slug))
+        wait_for_script(page)
+        elapsed = time.monotonic() - started
+        assert_rendered(page, spec.slug)
+        # The shared sidebar (our device selector) only exists when app.py's router ran.
+        assert page.locator(".st-key-sidebar-device").count() == 1, "shared sidebar missing"
+        if len(PAGES) > 1:  # Streamlit hides the navigation menu when there is only one page
+            nav_labels = page.locator("[data-testid='stSidebarNav']").inner_text()
+            assert spec.title in nav_labels, f"navigation lacks {spec.title!r}: {nav_labels!r}"
+        with (ARTIFACTS / "cold-start-times.txt").open("a") as out:
+            out.write(f"{spec.slug}\t{elapsed:.1f} s to a finished first render\n")
+    finally:
+        stop_server(cold)
+
+
+def _png_bytes(width: int, height: int) -> bytes:
+    ramp = np.linspace(0, 255, width, dtype=np.uint8)
+    rgb = np.stack([np.tile(ramp, (height, 1))] * 3, axis=-1)
+    rgb[..., 2] = 255 - rgb[..., 2]
+    buffer = io.BytesIO()
+    Image.fromarray(rgb).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_upload_png_through_file_chooser(server, page, tmp_path):
+    png = tmp_path / "ramp.png"
+    png.write_bytes(_png_bytes(173, 91))
+    page.goto(page_url(server.url, "home"))
+    wait_for_script(page)
+    page.locator(".st-key-home-image-source").get_by_text("Upload a file").click()
+    wait_for_script(page)
+    page.locator(".st-key-home-image-upload input[type='file']").set_input_files(str(png))
+    page.wait_for_selector("text=173x91 RGB", timeout=SCRIPT_TIMEOUT_MS)
+    wait_for_script(page)
+    assert_rendered(page, "home")
+    assert page.locator("[data-testid='stImage'] img").first.is_visible()
+    save_whole_page(page, "home-upload")

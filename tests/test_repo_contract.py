@@ -1,0 +1,63 @@
+"""Repository-level promises: README commands, CI entry point, core purity, page registry."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from ui.registry import LESSONS, available_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```bash\n(.+?)\n```", text)
+
+
+def test_readme_opens_with_install_run_and_test_commands():
+    install_and_run, install_and_test = readme_commands()[:2]
+    assert install_and_run.endswith("streamlit run app.py")
+    assert "requirements.txt" in install_and_run
+    assert "requirements-dev.txt" in install_and_test and install_and_test.endswith("pytest")
+    assert "chromium" in install_and_test
+
+
+def test_ci_runs_the_readme_test_command():
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert readme_commands()[1] in ci_lines
+
+
+def test_core_never_imports_streamlit():
+    for path in (ROOT / "core").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "streamlit" for n in names), path
+
+
+def test_pages_live_outside_legacy_pages_folder():
+    assert not (ROOT / "pages").exists(), "a pages/ folder triggers Streamlit's legacy routing"
+    assert all(page.script.parent.name == "app_pages" for page in available_pages())
+
+
+def test_registry_slugs_are_unique_and_match_scripts():
+    slugs = [page.slug for page in LESSONS]
+    assert len(slugs) == len(set(slugs))
+    for page in available_pages():
+        assert page.script.is_file()
+
+
+def test_requirements_name_every_runtime_dependency():
+    text = (ROOT / "requirements.txt").read_text()
+    for name in (
+        "torch", "torchvision", "streamlit", "plotly", "opencv-python-headless",
+        "nvidia-ml-py", "numpy", "scikit-image",
+    ):  # fmt: skip
+        assert re.search(rf"^{re.escape(name)}\b", text, re.M), name
+    assert re.search(r"^streamlit>=1\.56", text, re.M)
