@@ -530,6 +530,13 @@ def warp_affine_cv2(
     return out.reshape(h, w, img3.shape[2])
 
 
+def _writable(arr: np.ndarray) -> np.ndarray:
+    """torch.from_numpy warns on read-only arrays (e.g. cached images): copy those only."""
+    if arr.flags.writeable and arr.flags.c_contiguous:
+        return arr
+    return np.array(arr, order="C")
+
+
 def _sample_with_theta(
     img3: np.ndarray,
     theta: torch.Tensor,
@@ -542,7 +549,7 @@ def _sample_with_theta(
     dev: torch.device,
 ) -> np.ndarray:
     dtype = torch.float64 if img3.dtype == np.float64 else torch.float32
-    x = torch.from_numpy(np.ascontiguousarray(img3)).to(dev).permute(2, 0, 1).unsqueeze(0)
+    x = torch.from_numpy(_writable(img3)).to(dev).permute(2, 0, 1).unsqueeze(0)
     x = x.to(dtype)
     th = theta.to(device=dev, dtype=dtype)
     with torch.no_grad():
@@ -954,7 +961,7 @@ def time_warps(
         sync,
     )
     dtype = torch.float64 if img3.dtype == np.float64 else torch.float32
-    x = torch.from_numpy(np.ascontiguousarray(img3)).to(dev).permute(2, 0, 1)[None].to(dtype)
+    x = torch.from_numpy(_writable(img3)).to(dev).permute(2, 0, 1)[None].to(dtype)
     theta = affine_to_theta(m, img3.shape[:2], (h, w), align_corners).to(dev, dtype)
 
     def kernel() -> torch.Tensor:
