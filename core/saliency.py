@@ -1,0 +1,857 @@
+"""Input-gradient saliency for image classifiers, with the Adebayo et al. (2018) sanity check.
+
+Pure module (no Streamlit). Every function takes a model and a preprocessed batch of one,
+``x: (1, 3, H, W) float`` as ``core.models.LoadedModel.preprocess`` returns it, and a class index.
+
+Rules that make the functions safe on a model shared between browser sessions:
+- gradients are taken with ``torch.autograd.grad`` w.r.t. a fresh per-call copy of ``x``, so no
+  parameter ``.grad`` is ever written and the caller's ``x`` is not modified;
+- the model runs in ``eval()``; if it was not, the train/eval flags are restored afterwards;
+- the randomization test works on a ``copy.deepcopy`` of the model.
+
+>>> sal = vanilla_saliency(model, x, 285, objective="logit", reduce="max")   # (224, 224)
+>>> picture = overlay(view, scale_percentile(sal, 99), alpha=0.5, colormap="jet")
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+import cv2
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Objective = Literal["logit", "loss"]
+Reduce = Literal["sum", "max"]
+Baseline = Literal["black", "blur"]
+ProgressFn = Callable[[float, str], None]
+
+METHODS: dict[str, str] = {
+    "vanilla": "Vanilla gradient |dS/dx|",
+    "grad_x_input": "Gradient x input |x * dS/dx|",
+    "smoothgrad": "SmoothGrad (mean |grad| over noisy copies)",
+    "integrated_gradients": "Integrated Gradients",
+}
+OBJECTIVES: tuple[str, ...] = ("logit", "loss")
+REDUCTIONS: tuple[str, ...] = ("sum", "max")
+BASELINES: tuple[str, ...] = ("black", "blur")
+COLORMAPS: dict[str, int] = {
+    "jet": cv2.COLORMAP_JET,
+    "inferno": cv2.COLORMAP_INFERNO,
+    "viridis": cv2.COLORMAP_VIRIDIS,
+    "turbo": cv2.COLORMAP_TURBO,
+    "magma": cv2.COLORMAP_MAGMA,
+    "hot": cv2.COLORMAP_HOT,
+    "bone": cv2.COLORMAP_BONE,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Validation and the one gradient primitive
+# --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """Run ``model`` in eval mode; restore every module's training flag afterwards.
+
+    Writes nothing when the model is already in eval mode (the shared cached model always is).
+    """
+    flags = [(m, m.training) for m in model.modules()]
+    changed = any(training for _, training in flags)
+    if changed:
+        model.eval()
+    try:
+        yield model
+    finally:
+        if changed:
+            for module, training in flags:
+                module.training = training
+
+
+def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
+
+def _check_x(x: torch.Tensor) -> None:
+    if not torch.is_tensor(x):
+        raise ValueError(f"x must be a torch.Tensor (1, 3, H, W), got {type(x).__name__}")
+    if x.ndim != 4 or x.shape[0] != 1:
+        raise ValueError(
+            f"x must be a preprocessed batch of one image, shape (1, C, H, W), got {tuple(x.shape)}"
+        )
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a float tensor (use LoadedModel.preprocess), got {x.dtype}")
+    if not torch.isfinite(x).all():
+        raise ValueError("x contains NaN or Inf values; check the image and the preprocessing")
+
+
+def _check_target(target: object, num_classes: int) -> int:
+    if isinstance(target, bool) or not isinstance(target, int | np.integer):
+        raise ValueError(f"target must be an integer class index, got {target!r}")
+    if not 0 <= int(target) < num_classes:
+        raise ValueError(
+            f"class index {int(target)} is out of range: this model has {num_classes} classes "
+            f"(valid indices 0..{num_classes - 1})"
+        )
+    return int(target)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@dataclass
+class _Clock:
+    forward_s: float = 0.0
+    backward_s: float = 0.0
+    images: int = 0
+
+
+def _logits(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
+    out = model(xb)
+    if not torch.is_tensor(out) or out.ndim != 2 or out.shape[0] != xb.shape[0]:
+        shape = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
+        raise ValueError(f"the model must return logits (N, num_classes), got {shape}")
+    return out
+
+
+def _input_gradient(
+    model: nn.Module,
+    xb: torch.Tensor,
+    target: int,
+    objective: str,
+    clock: _Clock,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """d objective / d xb for a batch (B, C, H, W): returns (grad (B, C, H, W), logits (B, K)).
+
+    The objective is summed over the batch; in eval mode samples do not interact, so row b of the
+    gradient is exactly the gradient of sample b alone.
+    """
+    xb = xb.detach().clone().requires_grad_(True)
+    _sync(xb.device)
+    t0 = time.perf_counter()
+    with torch.enable_grad():
+        logits = _logits(model, xb)
+        _check_target(target, logits.shape[1])
+        if objective == "logit":
+            score = logits[:, target].sum()
+        else:
+            labels = torch.full((xb.shape[0],), target, dtype=torch.long, device=xb.device)
+            score = F.cross_entropy(logits, labels, reduction="sum")
+        _sync(xb.device)
+        t1 = time.perf_counter()
+        (grad,) = torch.autograd.grad(score, xb)
+    _sync(xb.device)
+    t2 = time.perf_counter()
+    clock.forward_s += t1 - t0
+    clock.backward_s += t2 - t1
+    clock.images += xb.shape[0]
+    if not torch.isfinite(grad).all():
+        bad = int((~torch.isfinite(grad)).sum())
+        raise ValueError(
+            f"The gradient contains NaN or Inf ({bad} of {grad.numel()} values). The model is "
+            "numerically unstable on this input: try another image, the 'logit' objective, or "
+            "another model."
+        )
+    return grad.detach(), logits.detach()
+
+
+def _reduce(abs_grad: torch.Tensor, reduce: str) -> torch.Tensor:
+    """(C, H, W) non-negative -> (H, W) by sum or max over channels."""
+    return abs_grad.sum(0) if reduce == "sum" else abs_grad.amax(0)
+
+
+def _num_classes(model: nn.Module, x: torch.Tensor) -> tuple[int, torch.Tensor]:
+    with torch.no_grad():
+        logits = _logits(model, x)
+    return int(logits.shape[1]), logits
+
+
+def _prepare(model: nn.Module, x: torch.Tensor, target: object, objective: str, reduce: str) -> int:
+    _check_x(x)
+    _check_choice("objective", objective, OBJECTIVES)
+    _check_choice("reduce", reduce, REDUCTIONS)
+    if isinstance(target, bool) or not isinstance(target, int | np.integer):
+        raise ValueError(f"target must be an integer class index, got {target!r}")
+    return int(target)
+
+
+# --------------------------------------------------------------------------------------------
+# Methods
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SaliencyResult:
+    """A saliency map and the numbers the page shows next to it.
+
+    ``saliency``: (H, W) float32 on CPU, non-negative. ``logits``: (K,) for the clean input.
+    ``forward_ms`` / ``backward_ms``: summed over all passes; ``images``: images pushed through
+    the model. ``completeness``: for Integrated Gradients, (sum of attributions,
+    f(x) - f(baseline)); the closer the two, the better the path integral converged.
+    """
+
+    method: str
+    objective: str
+    reduce: str
+    target: int
+    saliency: torch.Tensor
+    logits: torch.Tensor
+    forward_ms: float
+    backward_ms: float
+    images: int
+    completeness: tuple[float, float] | None = None
+
+
+def _run(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: object,
+    method: str,
+    *,
+    objective: str,
+    reduce: str,
+    n: int,
+    sigma: float,
+    steps: int,
+    baseline: str | torch.Tensor,
+    black_level: float | torch.Tensor,
+    batch_size: int,
+    seed: int,
+    progress: ProgressFn | None,
+) -> SaliencyResult:
+    _check_choice("method", method, tuple(METHODS))
+    tgt = _prepare(model, x, target, objective, reduce)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    clock = _Clock()
+    completeness = None
+    with eval_mode(model):
+        if method in ("vanilla", "grad_x_input"):
+            grad, logits = _input_gradient(model, x, tgt, objective, clock)
+            logits = logits[0]
+            attr = grad[0].abs() if method == "vanilla" else (grad[0] * x[0].detach()).abs()
+            if progress:
+                progress(1.0, "gradient done")
+        elif method == "smoothgrad":
+            if not (isinstance(n, int) and n >= 1):
+                raise ValueError(f"SmoothGrad needs n >= 1 noisy samples, got {n!r}")
+            if not (math.isfinite(sigma) and sigma >= 0):
+                raise ValueError(f"SmoothGrad noise level sigma must be >= 0, got {sigma!r}")
+            num_classes, clean = _num_classes(model, x)
+            _check_target(tgt, num_classes)
+            logits = clean[0]
+            std = sigma * float(x.max() - x.min())
+            gen = torch.Generator(device="cpu").manual_seed(seed)
+            noise = torch.randn((n, *x.shape[1:]), generator=gen).to(x.device)
+            total = torch.zeros_like(x[0])
+            for start in range(0, n, batch_size):
+                xb = x.detach() + std * noise[start : start + batch_size]
+                grad, _ = _input_gradient(model, xb, tgt, objective, clock)
+                total += grad.abs().sum(0)
+                if progress:
+                    done = min(start + batch_size, n)
+                    progress(done / n, f"SmoothGrad: {done}/{n} noisy samples")
+            attr = total / n
+        else:
+            if not (isinstance(steps, int) and steps >= 1):
+                raise ValueError(f"Integrated Gradients needs steps >= 1, got {steps!r}")
+            num_classes, clean = _num_classes(model, x)
+            _check_target(tgt, num_classes)
+            logits = clean[0]
+            base = make_baseline(x, baseline, black_level=black_level)
+            diff = x.detach() - base
+            alphas = (torch.arange(steps, dtype=x.dtype, device=x.device) + 0.5) / steps
+            total = torch.zeros_like(x[0])
+            for start in range(0, steps, batch_size):
+                a = alphas[start : start + batch_size].view(-1, 1, 1, 1)
+                grad, _ = _input_gradient(model, base + a * diff, tgt, objective, clock)
+                total += grad.sum(0)
+                if progress:
+                    done = min(start + batch_size, steps)
+                    progress(done / steps, f"Integrated Gradients: {done}/{steps} steps")
+            signed = diff[0] * total / steps
+            with torch.no_grad():
+                f_x = _objective_value(model, x, tgt, objective)
+                f_b = _objective_value(model, base, tgt, objective)
+            completeness = (float(signed.sum()), f_x - f_b)
+            attr = signed.abs()
+    saliency = _reduce(attr, reduce).float().cpu()
+    return SaliencyResult(
+        method=method,
+        objective=objective,
+        reduce=reduce,
+        target=tgt,
+        saliency=saliency,
+        logits=logits.reshape(-1).float().cpu(),
+        forward_ms=clock.forward_s * 1e3,
+        backward_ms=clock.backward_s * 1e3,
+        images=clock.images,
+        completeness=completeness,
+    )
+
+
+def _objective_value(model: nn.Module, x: torch.Tensor, target: int, objective: str) -> float:
+    logits = _logits(model, x)
+    if objective == "logit":
+        return float(logits[0, target])
+    return float(F.cross_entropy(logits, torch.tensor([target], device=x.device)))
+
+
+def compute_saliency(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    method: str = "vanilla",
+    *,
+    objective: Objective = "logit",
+    reduce: Reduce = "sum",
+    n: int = 25,
+    sigma: float = 0.15,
+    steps: int = 32,
+    baseline: Baseline | torch.Tensor = "black",
+    black_level: float | torch.Tensor = 0.0,
+    batch_size: int = 16,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+) -> SaliencyResult:
+    """Run one of ``METHODS`` and return the map with logits, timings and extras.
+
+    Args:
+        model: classifier mapping (N, C, H, W) -> (N, K) logits. Not modified.
+        x: (1, C, H, W) float, preprocessed. Not modified.
+        target: class index in [0, K).
+        method: "vanilla" | "grad_x_input" | "smoothgrad" | "integrated_gradients".
+        objective: "logit" backpropagates the class score (Simonyan et al.); "loss" the
+            cross-entropy against ``target`` (the notes' recipe).
+        reduce: |attribution| over channels by "sum" or "max".
+        n, sigma, seed: SmoothGrad samples, noise std as a fraction of x.max() - x.min(), RNG seed.
+        steps, baseline, black_level: Integrated Gradients steps (midpoint rule), baseline kind
+            (or a tensor like x), and what a black pixel is after preprocessing.
+        batch_size: images per forward/backward in SmoothGrad and IG.
+        progress: optional ``callback(fraction in [0, 1], text)``.
+
+    Raises:
+        ValueError: bad shapes/choices, class index out of range, NaN/Inf in the gradient.
+    """
+    return _run(
+        model,
+        x,
+        target,
+        method,
+        objective=objective,
+        reduce=reduce,
+        n=n,
+        sigma=sigma,
+        steps=steps,
+        baseline=baseline,
+        black_level=black_level,
+        batch_size=batch_size,
+        seed=seed,
+        progress=progress,
+    )
+
+
+def vanilla_saliency(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    *,
+    objective: Objective = "logit",
+    reduce: Reduce = "sum",
+) -> torch.Tensor:
+    """|d objective / d x| reduced over channels: (1, C, H, W) -> (H, W) float32 on CPU.
+
+    ``objective="logit"``: the class score S_target (Simonyan et al. 2014, who reduce by max).
+    ``objective="loss"``: cross-entropy against ``target`` (the notes, which reduce by sum).
+    """
+    return compute_saliency(
+        model, x, target, "vanilla", objective=objective, reduce=reduce
+    ).saliency
+
+
+def grad_x_input(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    *,
+    objective: Objective = "logit",
+    reduce: Reduce = "sum",
+) -> torch.Tensor:
+    """|x * d objective / d x| reduced over channels, with x the *preprocessed* input: (H, W)."""
+    return compute_saliency(
+        model, x, target, "grad_x_input", objective=objective, reduce=reduce
+    ).saliency
+
+
+def smoothgrad(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    *,
+    n: int = 25,
+    sigma: float = 0.15,
+    objective: Objective = "logit",
+    reduce: Reduce = "sum",
+    batch_size: int = 16,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+) -> torch.Tensor:
+    """SmoothGrad (Smilkov et al. 2017): mean over ``n`` noisy copies x + N(0, (sigma * range)^2)
+    of |gradient|, then reduced over channels: (H, W). Copies go through the model in batches of
+    ``batch_size``; the noise comes from a private generator seeded with ``seed``."""
+    return compute_saliency(
+        model,
+        x,
+        target,
+        "smoothgrad",
+        n=n,
+        sigma=sigma,
+        objective=objective,
+        reduce=reduce,
+        batch_size=batch_size,
+        seed=seed,
+        progress=progress,
+    ).saliency
+
+
+def integrated_gradients(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    *,
+    steps: int = 32,
+    baseline: Baseline | torch.Tensor = "black",
+    black_level: float | torch.Tensor = 0.0,
+    objective: Objective = "logit",
+    reduce: Reduce = "sum",
+    batch_size: int = 16,
+    progress: ProgressFn | None = None,
+) -> torch.Tensor:
+    """Integrated Gradients (Sundararajan et al. 2017): |(x - b) * mean_k grad(b + a_k (x - b))|
+    with a_k = (k + 0.5) / steps, reduced over channels: (H, W). ``baseline`` "black" is
+    ``black_level`` everywhere (``LoadedModel.black_level()``), "blur" a heavy Gaussian blur of x.
+    Path points go through the model in batches of ``batch_size``."""
+    return compute_saliency(
+        model,
+        x,
+        target,
+        "integrated_gradients",
+        steps=steps,
+        baseline=baseline,
+        black_level=black_level,
+        objective=objective,
+        reduce=reduce,
+        batch_size=batch_size,
+        progress=progress,
+    ).saliency
+
+
+def make_baseline(
+    x: torch.Tensor, baseline: Baseline | torch.Tensor, *, black_level: float | torch.Tensor = 0.0
+) -> torch.Tensor:
+    """The IG starting point for ``x`` (1, C, H, W): "black" (``black_level`` per channel),
+    "blur" (Gaussian, sigma = max(H, W) / 16, replicate border) or a tensor shaped like x."""
+    if torch.is_tensor(baseline):
+        if baseline.shape != x.shape:
+            raise ValueError(
+                f"baseline tensor must have the shape of x {tuple(x.shape)}, "
+                f"got {tuple(baseline.shape)}"
+            )
+        return baseline.detach().to(x)
+    _check_choice("baseline", baseline, BASELINES)
+    if baseline == "black":
+        level = torch.as_tensor(black_level, dtype=x.dtype, device=x.device)
+        return (
+            torch.zeros_like(x) + level.reshape(-1, 1, 1)
+            if level.ndim
+            else (torch.full_like(x, float(level)))
+        )
+    sigma = max(x.shape[-2:]) / 16
+    radius = max(1, int(3 * sigma))
+    coords = torch.arange(-radius, radius + 1, dtype=x.dtype, device=x.device)
+    kernel = torch.exp(-(coords**2) / (2 * sigma**2))
+    kernel = kernel / kernel.sum()
+    c = x.shape[1]
+    y = F.pad(x.detach(), [radius, radius, 0, 0], mode="replicate")
+    y = F.conv2d(y, kernel.view(1, 1, 1, -1).repeat(c, 1, 1, 1), groups=c)
+    y = F.pad(y, [0, 0, radius, radius], mode="replicate")
+    return F.conv2d(y, kernel.view(1, 1, -1, 1).repeat(c, 1, 1, 1), groups=c)
+
+
+# --------------------------------------------------------------------------------------------
+# Display helpers
+# --------------------------------------------------------------------------------------------
+
+
+def scale_percentile(
+    saliency: torch.Tensor | np.ndarray, percentile: float = 99, eps: float = 1e-12
+) -> np.ndarray:
+    """(H, W) non-negative map -> (H, W) uint8: clip(s / (P_percentile(s) + eps), 0, 1) * 255.
+
+    The ``eps`` keeps a flat map from dividing by zero: an all-zero map gives an all-zero image.
+    """
+    s = (
+        saliency.detach().float().cpu().numpy()
+        if torch.is_tensor(saliency)
+        else np.asarray(saliency)
+    )
+    if s.ndim != 2:
+        raise ValueError(f"saliency must be a 2-D map (H, W), got shape {s.shape}")
+    if s.size == 0:
+        raise ValueError("saliency map is empty")
+    if not (0 < percentile <= 100):
+        raise ValueError(f"percentile must be in (0, 100], got {percentile}")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0 so a flat map never divides by zero, got {eps}")
+    s = s.astype(np.float64)
+    if not np.isfinite(s).all():
+        raise ValueError("saliency map contains NaN or Inf; it cannot be scaled")
+    s = np.maximum(s, 0.0)
+    top = float(np.percentile(s, percentile))
+    scaled = np.clip(s / (top + eps), 0.0, 1.0)
+    return np.round(scaled * 255.0).astype(np.uint8)
+
+
+def _colormap(colormap: str | int) -> int:
+    if isinstance(colormap, str):
+        if colormap not in COLORMAPS:
+            raise ValueError(f"colormap must be one of {', '.join(COLORMAPS)}, got {colormap!r}")
+        return COLORMAPS[colormap]
+    return int(colormap)
+
+
+def colorize(saliency_u8: np.ndarray, colormap: str | int = "jet") -> np.ndarray:
+    """(H, W) uint8 -> (H, W, 3) uint8 RGB through ``cv2.applyColorMap``."""
+    if not isinstance(saliency_u8, np.ndarray) or saliency_u8.dtype != np.uint8:
+        raise ValueError("saliency_u8 must be a uint8 numpy array (use scale_percentile)")
+    if saliency_u8.ndim != 2:
+        raise ValueError(f"saliency_u8 must be (H, W), got shape {saliency_u8.shape}")
+    bgr = cv2.applyColorMap(np.ascontiguousarray(saliency_u8), _colormap(colormap))
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def overlay(
+    image: np.ndarray,
+    saliency_u8: np.ndarray,
+    alpha: float = 0.5,
+    colormap: str | int = "jet",
+) -> np.ndarray:
+    """Blend a colour-mapped saliency map over ``image``.
+
+    Args:
+        image: (H, W, 3) uint8 RGB.
+        saliency_u8: (h, w) uint8; resized (bilinear) to (H, W) if needed.
+        alpha: weight of the heat map, in [0, 1].
+        colormap: a name from ``COLORMAPS`` or a cv2 COLORMAP_* constant.
+
+    Returns:
+        (H, W, 3) uint8 RGB = (1 - alpha) * image + alpha * applyColorMap(saliency).
+    """
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3:
+        raise ValueError("image must be an (H, W, 3) uint8 RGB numpy array")
+    if image.shape[2] != 3:
+        raise ValueError(f"image must have 3 channels, got shape {image.shape}")
+    if not (0.0 <= alpha <= 1.0):
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    h, w = image.shape[:2]
+    if saliency_u8.ndim == 2 and saliency_u8.shape != (h, w):
+        saliency_u8 = cv2.resize(saliency_u8, (w, h), interpolation=cv2.INTER_LINEAR)
+    heat = colorize(saliency_u8, colormap)
+    return cv2.addWeighted(np.ascontiguousarray(image), 1.0 - alpha, heat, alpha, 0.0)
+
+
+def quadrant_mass(saliency: torch.Tensor | np.ndarray) -> np.ndarray:
+    """Share of the total saliency in each quadrant: (2, 2) float64 [[TL, TR], [BL, BR]]."""
+    s = saliency.detach().cpu().numpy() if torch.is_tensor(saliency) else np.asarray(saliency)
+    s = s.astype(np.float64)
+    h, w = s.shape
+    q = np.array(
+        [
+            [s[: h // 2, : w // 2].sum(), s[: h // 2, w // 2 :].sum()],
+            [s[h // 2 :, : w // 2].sum(), s[h // 2 :, w // 2 :].sum()],
+        ]
+    )
+    return q / max(q.sum(), 1e-300)
+
+
+# --------------------------------------------------------------------------------------------
+# Sanity check: cascading parameter randomization (Adebayo et al. 2018)
+# --------------------------------------------------------------------------------------------
+
+
+def rankdata(a: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of a flat array, ties get their average rank (like scipy.stats.rankdata)."""
+    a = np.asarray(a).ravel()
+    sorter = np.argsort(a, kind="mergesort")
+    inv = np.empty(sorter.size, dtype=np.intp)
+    inv[sorter] = np.arange(sorter.size, dtype=np.intp)
+    sorted_a = a[sorter]
+    new_value = np.r_[True, sorted_a[1:] != sorted_a[:-1]]
+    dense = new_value.cumsum()[inv]
+    bounds = np.r_[np.nonzero(new_value)[0], len(new_value)]
+    return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
+
+
+def spearman(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> float:
+    """Spearman rank correlation of two maps of equal size; NaN when either map is constant."""
+    a = a.detach().cpu().numpy() if torch.is_tensor(a) else np.asarray(a)
+    b = b.detach().cpu().numpy() if torch.is_tensor(b) else np.asarray(b)
+    if a.size != b.size:
+        raise ValueError(f"maps must have the same size, got {a.shape} and {b.shape}")
+    ra, rb = rankdata(a.astype(np.float64)), rankdata(b.astype(np.float64))
+    ra -= ra.mean()
+    rb -= rb.mean()
+    denom = math.sqrt(float((ra * ra).sum()) * float((rb * rb).sum()))
+    if denom == 0.0:
+        return float("nan")
+    return float((ra * rb).sum() / denom)
+
+
+def randomizable_layers(model: nn.Module, max_depth: int = 2) -> list[str]:
+    """Names of the model's parameterized layers from the output down to the input.
+
+    Top-level children with parameters, with ``nn.Sequential`` / ``nn.ModuleList`` containers
+    opened up to ``max_depth`` levels (so ``_blocks.15`` ... ``_blocks.0`` count as layers).
+    """
+
+    def walk(module: nn.Module, prefix: str, depth: int) -> list[str]:
+        names: list[str] = []
+        for name, child in module.named_children():
+            if next(child.parameters(), None) is None:
+                continue
+            full = f"{prefix}{name}"
+            container = isinstance(child, nn.Sequential | nn.ModuleList) or (
+                type(child).__name__ in ("Sequential", "ModuleList")  # TorchScript containers
+            )
+            if container and depth < max_depth:
+                names.extend(walk(child, full + ".", depth + 1))
+            else:
+                names.append(full)
+        return names
+
+    return list(reversed(walk(model, "", 0)))
+
+
+def randomize_module(module: nn.Module, generator: torch.Generator) -> None:
+    """Re-draw a module's parameters in place: weights with >= 2 dims from He-normal
+    N(0, 2 / fan_in), 1-D parameters (biases, norm scales) randomly permuted."""
+    with torch.no_grad():
+        for p in module.parameters():
+            if p.ndim >= 2:
+                fan_in = p[0].numel()
+                new = torch.randn(p.shape, generator=generator) * math.sqrt(2.0 / max(fan_in, 1))
+            else:
+                new = p.detach().cpu().flatten()[torch.randperm(p.numel(), generator=generator)]
+            p.copy_(new.reshape(p.shape).to(p))
+
+
+@dataclass(frozen=True)
+class RandomizationResult:
+    """Cascading randomization: after randomizing ``layers[:k+1]`` (top down) the map's Spearman
+    rank correlation with the original map is ``correlations[k]`` (NaN: map became flat).
+
+    ``original``: (H, W) uint8 scaled original map; ``maps``: one (H, W) uint8 map per step.
+    """
+
+    method: str
+    layers: tuple[str, ...]
+    correlations: tuple[float, ...]
+    original: np.ndarray
+    maps: tuple[np.ndarray, ...]
+
+
+MethodFn = Callable[[nn.Module, torch.Tensor, int], torch.Tensor]
+
+
+def randomization_test(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    method: str | MethodFn = "vanilla",
+    layers: int | Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+    percentile: float = 99,
+    progress: ProgressFn | None = None,
+    **method_kwargs: object,
+) -> RandomizationResult:
+    """Adebayo et al. (2018) cascading parameter randomization.
+
+    A deep copy of ``model`` is randomized layer by layer from the top (the classifier) down; after
+    each layer the saliency map is recomputed and compared with the original map by Spearman rank
+    correlation. A faithful method's map should decorrelate quickly. ``model`` is untouched.
+
+    Args:
+        method: a ``METHODS`` name (``method_kwargs`` go to ``compute_saliency``) or a callable
+            ``(model, x, target) -> (H, W)``.
+        layers: None for all of ``randomizable_layers(model)``, an int k for the top k of them,
+            or explicit module names, applied cumulatively in the given order.
+        seed: seed of the private generator that draws the random weights.
+
+    Raises:
+        ValueError: unknown method or layer name, bad k, and all ``compute_saliency`` raises.
+    """
+    _check_x(x)
+    available = randomizable_layers(model)
+    if layers is None:
+        chosen = available
+    elif isinstance(layers, int) and not isinstance(layers, bool):
+        if not 1 <= layers <= len(available):
+            raise ValueError(
+                f"number of layers to randomize must be in 1..{len(available)}, got {layers}"
+            )
+        chosen = available[:layers]
+    else:
+        chosen = list(layers)
+        module_names = dict(model.named_modules())
+        unknown = [name for name in chosen if name not in module_names]
+        if unknown:
+            raise ValueError(
+                f"unknown layer name(s) {', '.join(map(repr, unknown))}; available from the top: "
+                f"{', '.join(available[:5])}, ..."
+            )
+        if not chosen:
+            raise ValueError("give at least one layer to randomize")
+
+    if callable(method):
+        fn: MethodFn = method
+        name = getattr(method, "__name__", "custom")
+    else:
+        _check_choice("method", method, tuple(METHODS))
+        name = method
+
+        def fn(m: nn.Module, xx: torch.Tensor, t: int) -> torch.Tensor:
+            return compute_saliency(m, xx, t, name, **method_kwargs).saliency  # type: ignore[arg-type]
+
+    total_steps = len(chosen) + 1
+    original = fn(model, x, target)
+    if progress:
+        progress(1 / total_steps, "original map")
+    try:
+        clone = copy.deepcopy(model)
+    except Exception as exc:
+        raise ValueError(f"this model cannot be copied for the sanity check: {exc}") from exc
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    modules = dict(clone.named_modules())
+    correlations: list[float] = []
+    maps: list[np.ndarray] = []
+    for k, layer in enumerate(chosen):
+        randomize_module(modules[layer], gen)
+        randomized = fn(clone, x, target)
+        correlations.append(spearman(original, randomized))
+        maps.append(scale_percentile(randomized, percentile))
+        if progress:
+            progress((k + 2) / total_steps, f"randomized {k + 1}/{len(chosen)}: {layer}")
+    return RandomizationResult(
+        method=name,
+        layers=tuple(chosen),
+        correlations=tuple(correlations),
+        original=scale_percentile(original, percentile),
+        maps=tuple(maps),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Snippet
+# --------------------------------------------------------------------------------------------
+
+
+def snippet_for(
+    method: str = "vanilla",
+    *,
+    model_name: str = "efficientnet_lite0",
+    target: int | None = None,
+    objective: str = "logit",
+    reduce: str = "sum",
+    n: int = 25,
+    sigma: float = 0.15,
+    steps: int = 32,
+    baseline: str = "black",
+    percentile: float = 99,
+    alpha: float = 0.5,
+    colormap: str = "jet",
+    sample: str = "chelsea.png",
+    device: str = "cpu",
+) -> str:
+    """Python source that reproduces the page's map; it defines ``saliency`` (H, W) and
+    ``picture`` (H, W, 3) uint8. Vanilla is spelled out in plain torch; the other methods call
+    ``core.saliency``. ``target=None`` uses the predicted class."""
+    _check_choice("method", method, tuple(METHODS))
+    _check_choice("objective", objective, OBJECTIVES)
+    _check_choice("reduce", reduce, REDUCTIONS)
+    target_line = (
+        "target = int(logits.argmax())  # the predicted class"
+        if target is None
+        else f"target = {int(target)}"
+    )
+    head = f"""import os
+
+import skimage.data
+import skimage.io
+import torch
+import torch.nn.functional as F
+
+from core.models import load_model
+from core.saliency import overlay, scale_percentile
+
+loaded = load_model({model_name!r}, device={device!r})  # eval mode
+image = skimage.io.imread(os.path.join(skimage.data.data_dir, {sample!r}))[..., :3]
+x = loaded.preprocess(image)  # (1, 3, H, W); see loaded.describe_preprocessing()
+with torch.no_grad():
+    logits = loaded.model(x)
+{target_line}
+"""
+    reduce_expr = "grad.abs().sum(dim=1)[0]" if reduce == "sum" else "grad.abs().amax(dim=1)[0]"
+    if objective == "logit":
+        score_line = "score = loaded.model(x)[0, target]  # class score (Simonyan et al.)"
+    else:
+        score_line = (
+            "score = F.cross_entropy(loaded.model(x), torch.tensor([target], device=x.device))"
+        )
+    if method == "vanilla":
+        body = f"""
+x = x.clone().requires_grad_(True)
+{score_line}
+(grad,) = torch.autograd.grad(score, x)  # no parameter .grad is written
+saliency = {reduce_expr}.cpu()  # |grad| reduced over channels ({reduce})
+"""
+    elif method == "grad_x_input":
+        body = f"""
+from core.saliency import grad_x_input
+
+saliency = grad_x_input(loaded.model, x, target, objective={objective!r}, reduce={reduce!r})
+"""
+    elif method == "smoothgrad":
+        body = f"""
+from core.saliency import smoothgrad
+
+saliency = smoothgrad(
+    loaded.model, x, target, n={n}, sigma={sigma}, objective={objective!r}, reduce={reduce!r}
+)
+"""
+    else:
+        body = f"""
+from core.saliency import integrated_gradients
+
+saliency = integrated_gradients(
+    loaded.model, x, target, steps={steps}, baseline={baseline!r},
+    black_level=loaded.black_level(), objective={objective!r}, reduce={reduce!r},
+)
+"""
+    tail = f"""
+saliency_u8 = scale_percentile(saliency, percentile={percentile})  # /(P{percentile:g} + 1e-12)
+picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
+"""
+    return head + body + tail
