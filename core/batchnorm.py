@@ -1,0 +1,968 @@
+"""BatchNorm written out by hand, a synthetic data stream to train it on, and its neighbours.
+
+Everything here is pure PyTorch/numpy (no Streamlit). The central piece is
+:func:`manual_batchnorm`, a plain-arithmetic re-implementation of ``nn.BatchNorm1d/2d``
+that returns the output *and* the updated buffers as a :class:`BNState`. :func:`simulate`
+trains it on a stream with known per-channel statistics, :func:`compare_modes` puts the
+``train()`` and ``eval()`` outputs of one batch side by side, :func:`compare_norms` checks
+BatchNorm / LayerNorm / InstanceNorm / GroupNorm against the real modules, and
+:func:`snippet_for` writes a runnable script that reproduces a configuration.
+
+>>> import torch
+>>> x = torch.randn(8, 3)
+>>> y, state = manual_batchnorm(x, BNState.fresh(3), training=True, momentum=0.1, eps=1e-5)
+>>> state.num_batches_tracked
+1
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "LAYOUTS",
+    "MAX_STEPS",
+    "MAX_VALUES_PER_BATCH",
+    "Anatomy",
+    "BNState",
+    "FrozenCheck",
+    "History",
+    "ModeComparison",
+    "NormResult",
+    "SimConfig",
+    "SpatialCap",
+    "Stream",
+    "UpdateExplanation",
+    "batch_stats",
+    "cap_spatial",
+    "compare_modes",
+    "compare_norms",
+    "explain_update",
+    "frozen_check",
+    "input_shape",
+    "keras_to_pytorch_momentum",
+    "make_module",
+    "manual_batchnorm",
+    "module_anatomy",
+    "norm_group_ids",
+    "parse_channel_values",
+    "pytorch_to_keras_momentum",
+    "sample_batch",
+    "simulate",
+    "snippet_for",
+    "torch_error_for",
+]
+
+# Input layouts the page offers: name -> number of spatial dims.
+LAYOUTS: dict[str, int] = {"(N, C)": 0, "(N, C, L)": 1, "(N, C, H, W)": 2}
+MAX_VALUES_PER_BATCH = 262_144  # N * C * spatial elements in one simulated batch
+MAX_STEPS = 2_000  # longest simulated history
+_SEED_STRIDE = 1_000_003  # batch k of seed s is drawn from a generator seeded with s*stride + k
+
+
+# --------------------------------------------------------------------------------------------
+# State and the hand-written BatchNorm
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BNState:
+    """The three buffers of a BatchNorm layer.
+
+    Attributes:
+        running_mean: ``(C,)`` float tensor, or ``None`` when stats are not tracked.
+        running_var: ``(C,)`` float tensor (unbiased estimates), or ``None``.
+        num_batches_tracked: an ``int`` (a 0-d tensor is accepted and converted), or ``None``.
+    """
+
+    running_mean: Tensor | None
+    running_var: Tensor | None
+    num_batches_tracked: int | None
+
+    def __post_init__(self) -> None:
+        nbt = self.num_batches_tracked
+        if isinstance(nbt, Tensor):
+            object.__setattr__(self, "num_batches_tracked", int(nbt.item()))
+        tracked = [v is not None for v in (self.running_mean, self.running_var,
+                                            self.num_batches_tracked)]
+        if any(tracked) and not all(tracked):
+            raise ValueError(
+                "BNState needs either all three buffers (running_mean, running_var, "
+                "num_batches_tracked) or none of them, got "
+                f"running_mean={'set' if tracked[0] else None}, "
+                f"running_var={'set' if tracked[1] else None}, "
+                f"num_batches_tracked={self.num_batches_tracked}"
+            )
+
+    @property
+    def tracked(self) -> bool:
+        """True when the state holds running statistics."""
+        return self.running_mean is not None
+
+    @classmethod
+    def fresh(
+        cls,
+        num_features: int,
+        *,
+        track_running_stats: bool = True,
+        dtype: torch.dtype = torch.float32,
+        device: str | torch.device = "cpu",
+    ) -> BNState:
+        """The state of a new ``nn.BatchNorm``: zeros, ones and 0 (or all ``None`` untracked)."""
+        if not track_running_stats:
+            return cls(running_mean=None, running_var=None, num_batches_tracked=None)
+        return cls(
+            running_mean=torch.zeros(num_features, dtype=dtype, device=device),
+            running_var=torch.ones(num_features, dtype=dtype, device=device),
+            num_batches_tracked=0,
+        )
+
+    @classmethod
+    def from_module(cls, module: nn.modules.batchnorm._BatchNorm) -> BNState:
+        """Copy the buffers of a real BatchNorm module."""
+        if module.running_mean is None:
+            return cls(running_mean=None, running_var=None, num_batches_tracked=None)
+        return cls(
+            running_mean=module.running_mean.detach().clone(),
+            running_var=module.running_var.detach().clone(),
+            num_batches_tracked=int(module.num_batches_tracked.item()),
+        )
+
+
+def _check_momentum(momentum: float | None) -> None:
+    if momentum is None:
+        return
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise ValueError(f"momentum must be a number in [0, 1] or None, got {momentum!r}")
+    if not math.isfinite(momentum) or not 0.0 <= momentum <= 1.0:
+        raise ValueError(
+            f"momentum must be in [0, 1] (PyTorch convention: the weight of the new batch), "
+            f"or None for a cumulative average, got {momentum}"
+        )
+
+
+def _check_eps(eps: float) -> None:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) \
+            or eps < 0:
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+
+
+def _reduce_dims(x: Tensor) -> list[int]:
+    return [0, *range(2, x.dim())]
+
+
+def _per_channel(t: Tensor, x: Tensor) -> Tensor:
+    """Reshape a (C,) tensor so it broadcasts against x of shape (N, C, *S)."""
+    return t.reshape(1, -1, *([1] * (x.dim() - 2)))
+
+
+def _values_per_channel(shape: Sequence[int]) -> int:
+    return int(shape[0]) * int(np.prod(shape[2:], dtype=np.int64))
+
+
+def batch_stats(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-channel statistics of one batch.
+
+    Args:
+        x: ``(N, C, *S)`` float tensor.
+
+    Returns:
+        ``(mean, biased_var, unbiased_var)``, each ``(C,)`` in ``x.dtype``. The unbiased
+        variance is ``biased * n / (n - 1)`` with ``n = N * prod(S)``; it is ``inf``/``nan``
+        for ``n == 1``.
+    """
+    dims = _reduce_dims(x)
+    n = _values_per_channel(x.shape)
+    mean = x.mean(dim=dims)
+    centered = x - _per_channel(mean, x)
+    biased = (centered * centered).sum(dim=dims) / n
+    unbiased = biased * (n / (n - 1)) if n > 1 else biased * float("nan")
+    return mean, biased, unbiased
+
+
+def manual_batchnorm(
+    x: Tensor,
+    state: BNState,
+    *,
+    training: bool,
+    momentum: float | None,
+    eps: float,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    track_running_stats: bool = True,
+) -> tuple[Tensor, BNState]:
+    """One forward pass of ``nn.BatchNorm1d/2d``, written with mean, var and sqrt.
+
+    Args:
+        x: ``(N, C)``, ``(N, C, L)`` or ``(N, C, H, W)`` floating tensor.
+        state: the buffers before this call. Must be tracked (see :meth:`BNState.fresh`)
+            when ``track_running_stats`` is True and untracked (all ``None``) otherwise.
+        training: the module's ``training`` flag (``train()`` vs ``eval()``).
+        momentum: weight of the new batch in the running average (PyTorch convention,
+            default 0.1), or ``None`` for a cumulative average (factor ``1/num_batches_tracked``).
+        eps: added to the variance before the square root.
+        weight, bias: ``(C,)`` affine parameters (``affine=True``) or ``None``.
+        track_running_stats: as in ``nn.BatchNorm``.
+
+    Returns:
+        ``(y, new_state)``: ``y`` has the shape and dtype of ``x``; ``new_state`` holds new
+        tensors (the inputs are never modified).
+
+    Normalization uses the *biased* batch variance; ``running_var`` is updated with the
+    *unbiased* one. Batch statistics are used in training, and in eval when stats are not
+    tracked; running statistics are used in eval otherwise.
+
+    Raises:
+        ValueError: bad shapes/values, a state that does not fit the flags, or (as torch does)
+            "Expected more than 1 value per channel when training, got input size ..." when
+            batch statistics are needed but each channel holds a single value, and
+            "batch_norm eps must be positive during training" for ``eps == 0`` there.
+    """
+    if not isinstance(x, Tensor):
+        raise ValueError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() not in (2, 3, 4):
+        raise ValueError(
+            f"expected (N, C), (N, C, L) or (N, C, H, W) input, got shape {tuple(x.shape)}"
+        )
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    if x.numel() == 0:
+        raise ValueError(f"x is empty (shape {tuple(x.shape)}); BatchNorm needs values")
+    _check_momentum(momentum)
+    _check_eps(eps)
+    channels = x.shape[1]
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != (channels,):
+            raise ValueError(
+                f"{name} must have shape ({channels},) for {channels} channels, "
+                f"got {tuple(param.shape)}"
+            )
+    if track_running_stats:
+        if not state.tracked:
+            raise ValueError(
+                "track_running_stats=True needs a tracked state (running_mean, running_var, "
+                "num_batches_tracked); use BNState.fresh(C)"
+            )
+        if tuple(state.running_mean.shape) != (channels,) or \
+                tuple(state.running_var.shape) != (channels,):
+            raise ValueError(
+                f"running stats have shape {tuple(state.running_mean.shape)} but the input has "
+                f"{channels} channels"
+            )
+    elif state.tracked:
+        raise ValueError(
+            "track_running_stats=False means there are no buffers; pass an untracked state "
+            "(BNState.fresh(C, track_running_stats=False))"
+        )
+
+    use_batch_stats = training or not track_running_stats
+    if use_batch_stats and _values_per_channel(x.shape) == 1:
+        # Same message and type as torch.nn.functional._verify_batch_size.
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {x.size()}"
+        )
+
+    if use_batch_stats and eps <= 0.0:
+        # torch refuses eps == 0 whenever it normalizes with batch statistics.
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+
+    new_state = state
+    if use_batch_stats:
+        mean, biased_var, unbiased_var = batch_stats(x)
+        if training and track_running_stats:
+            count = state.num_batches_tracked + 1
+            factor = 1.0 / count if momentum is None else float(momentum)
+            rm, rv = state.running_mean, state.running_var
+            new_state = BNState(
+                running_mean=factor * mean.to(rm.dtype) + (1.0 - factor) * rm,
+                running_var=factor * unbiased_var.to(rv.dtype) + (1.0 - factor) * rv,
+                num_batches_tracked=count,
+            )
+        norm_mean, norm_var = mean, biased_var
+    else:
+        norm_mean = state.running_mean.to(x.dtype)
+        norm_var = state.running_var.to(x.dtype)
+
+    # Same arrangement as PyTorch's CPU kernel: y = x * alpha + beta.
+    invstd = 1.0 / torch.sqrt(norm_var + eps)
+    alpha = invstd if weight is None else invstd * weight.to(x.dtype)
+    beta = -norm_mean * alpha
+    if bias is not None:
+        beta = bias.to(x.dtype) + beta
+    y = x * _per_channel(alpha, x) + _per_channel(beta, x)
+    return y, new_state
+
+
+# --------------------------------------------------------------------------------------------
+# The synthetic stream and the simulation
+# --------------------------------------------------------------------------------------------
+
+
+def parse_channel_values(text: str, channels: int, *, name: str) -> tuple[float, ...]:
+    """Parse ``"2, -1, 0.5"`` into one finite float per channel.
+
+    A single value is repeated for every channel. Raises ``ValueError`` naming ``name`` for
+    text that is not numbers, the wrong count, or NaN/inf values.
+    """
+    if channels < 1:
+        raise ValueError(f"channels must be >= 1, got {channels}")
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"{name}: enter one number, or one per channel separated by commas")
+    values: list[float] = []
+    for part in parts:
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise ValueError(f"{name}: {part!r} is not a number") from None
+    if len(values) == 1:
+        values = values * channels
+    if len(values) != channels:
+        raise ValueError(
+            f"{name}: got {len(values)} values for {channels} channels; give one value or "
+            f"exactly {channels}"
+        )
+    for c, v in enumerate(values):
+        if math.isnan(v):
+            raise ValueError(f"{name} for channel {c} is NaN; the stream needs finite numbers")
+        if math.isinf(v):
+            raise ValueError(f"{name} for channel {c} is infinite; the stream needs finite numbers")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A synthetic stream: channel c is drawn from Normal(mean[c], std[c]).
+
+    From batch index ``shift_step`` on (i.e. after ``shift_step`` training steps) the stream
+    uses ``shifted_mean`` / ``shifted_std`` instead. ``nan_step`` (optional) puts one NaN into
+    channel 0 of that batch, to show how a single bad value poisons the running stats.
+    """
+
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    shift_step: int | None = None
+    shifted_mean: tuple[float, ...] | None = None
+    shifted_std: tuple[float, ...] | None = None
+    nan_step: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mean", tuple(float(v) for v in self.mean))
+        object.__setattr__(self, "std", tuple(float(v) for v in self.std))
+        channels = len(self.mean)
+        if channels < 1:
+            raise ValueError("the stream needs at least one channel")
+        if self.shift_step is not None:
+            if self.shifted_mean is None:
+                object.__setattr__(self, "shifted_mean", self.mean)
+            if self.shifted_std is None:
+                object.__setattr__(self, "shifted_std", self.std)
+            object.__setattr__(self, "shifted_mean", tuple(float(v) for v in self.shifted_mean))
+            object.__setattr__(self, "shifted_std", tuple(float(v) for v in self.shifted_std))
+            if int(self.shift_step) < 0:
+                raise ValueError(f"shift step must be >= 0, got {self.shift_step}")
+        groups = [("mean", self.mean), ("std", self.std)]
+        if self.shift_step is not None:
+            groups += [("mean after the shift", self.shifted_mean),
+                       ("std after the shift", self.shifted_std)]
+        for label, values in groups:
+            if len(values) != channels:
+                raise ValueError(
+                    f"stream {label} has {len(values)} values, expected {channels} (one per "
+                    "channel)"
+                )
+            for c, v in enumerate(values):
+                if not math.isfinite(v):
+                    raise ValueError(
+                        f"stream {label} for channel {c} is {v}; NaN/inf are not allowed"
+                    )
+                if label.startswith("std") and v <= 0:
+                    raise ValueError(
+                        f"stream {label} for channel {c} must be > 0, got {v}: a standard "
+                        "deviation of zero or less is not a distribution"
+                    )
+        if self.nan_step is not None and int(self.nan_step) < 0:
+            raise ValueError(f"NaN step must be >= 0, got {self.nan_step}")
+
+    @property
+    def channels(self) -> int:
+        return len(self.mean)
+
+    def params_at(self, index: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(mean, std) used for batch ``index`` (0-based)."""
+        if self.shift_step is not None and index >= self.shift_step:
+            return self.shifted_mean, self.shifted_std  # type: ignore[return-value]
+        return self.mean, self.std
+
+
+def input_shape(batch_size: int, channels: int, spatial: Sequence[int]) -> tuple[int, ...]:
+    """``(N, C, *spatial)`` after validation."""
+    if batch_size < 1:
+        raise ValueError(f"batch size must be >= 1, got {batch_size}")
+    if channels < 1:
+        raise ValueError(f"channels must be >= 1, got {channels}")
+    if len(spatial) > 2 or any(int(s) < 1 for s in spatial):
+        raise ValueError(f"spatial size must be 0, 1 or 2 positive sizes, got {tuple(spatial)}")
+    return (int(batch_size), int(channels), *(int(s) for s in spatial))
+
+
+@dataclass(frozen=True)
+class SpatialCap:
+    """Result of :func:`cap_spatial`: the side actually used and a notice when it was reduced."""
+
+    side: int
+    requested: int
+    notice: str | None
+
+
+def cap_spatial(side: int, *, dims: int, batch_size: int, channels: int,
+                max_values: int = MAX_VALUES_PER_BATCH) -> SpatialCap:
+    """Limit the spatial side so one batch has at most ``max_values`` numbers.
+
+    ``dims`` is 0 (no spatial axis, ``side`` ignored), 1 (``L = side``) or 2 (``H = W = side``).
+    """
+    if dims not in (0, 1, 2):
+        raise ValueError(f"dims must be 0, 1 or 2, got {dims}")
+    if side < 1:
+        raise ValueError(f"spatial size must be >= 1, got {side}")
+    if dims == 0:
+        return SpatialCap(side=1, requested=side, notice=None)
+    per_position = max(1, batch_size * channels)
+    limit = max(1, int((max_values // per_position) ** (1.0 / dims) + 1e-9))
+    while (limit + 1) ** dims * per_position <= max_values:
+        limit += 1
+    while limit > 1 and limit**dims * per_position > max_values:
+        limit -= 1
+    if side <= limit:
+        return SpatialCap(side=side, requested=side, notice=None)
+    shape = "x".join([str(limit)] * dims)
+    return SpatialCap(
+        side=limit,
+        requested=side,
+        notice=(
+            f"Spatial size {side} would make {batch_size * channels * side**dims:,} numbers per "
+            f"batch; capped at {limit} ({shape}) to stay under {max_values:,}. BatchNorm treats "
+            "every spatial position as one more sample per channel, so the lesson is the same."
+        ),
+    )
+
+
+def sample_batch(stream: Stream, index: int, batch_size: int, spatial: Sequence[int] = (), *,
+                 seed: int = 0, dtype: torch.dtype = torch.float32) -> Tensor:
+    """Batch number ``index`` (0-based) of the stream: ``(N, C, *spatial)`` on the CPU.
+
+    Deterministic: drawn with ``torch.Generator().manual_seed(seed * 1_000_003 + index)``, so
+    a batch does not depend on how many were drawn before it.
+    """
+    shape = input_shape(batch_size, stream.channels, spatial)
+    gen = torch.Generator().manual_seed(int(seed) * _SEED_STRIDE + int(index))
+    noise = torch.randn(shape, generator=gen, dtype=dtype)
+    mean, std = stream.params_at(index)
+    view = (1, -1, *([1] * len(spatial)))
+    x = torch.tensor(mean, dtype=dtype).view(view) + torch.tensor(std, dtype=dtype).view(
+        view) * noise
+    if stream.nan_step is not None and index == stream.nan_step:
+        x.view(-1)[0] = float("nan")  # channel 0 of sample 0
+    return x
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Everything that defines one simulated run (the page builds one from its widgets)."""
+
+    stream: Stream
+    batch_size: int = 16
+    spatial: tuple[int, ...] = (4, 4)
+    momentum: float | None = 0.1
+    eps: float = 1e-5
+    affine: bool = True
+    track_running_stats: bool = True
+    seed: int = 0
+
+    @property
+    def channels(self) -> int:
+        return self.stream.channels
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return input_shape(self.batch_size, self.channels, self.spatial)
+
+    @property
+    def module_name(self) -> str:
+        return "BatchNorm2d" if len(self.spatial) == 2 else "BatchNorm1d"
+
+
+@dataclass(frozen=True)
+class History:
+    """What :func:`simulate` saw. ``steps`` rows; arrays are float64 numpy, ``(steps, C)``.
+
+    ``running_mean`` / ``running_var`` have ``steps + 1`` rows (row 0 is the fresh state) or
+    are ``None`` when stats are not tracked. ``factors`` is the averaging factor of each step
+    (momentum, or ``1/num_batches_tracked`` when momentum is None). ``first_nan_step`` is the
+    1-based step after which a running buffer first held NaN, or ``None``.
+    """
+
+    steps: int
+    values_per_channel: int
+    batch_mean: np.ndarray
+    batch_var: np.ndarray
+    batch_var_unbiased: np.ndarray
+    running_mean: np.ndarray | None
+    running_var: np.ndarray | None
+    true_mean: np.ndarray
+    true_var: np.ndarray
+    factors: np.ndarray
+    shift_step: int | None
+    state: BNState
+    first_nan_step: int | None
+
+
+def simulate(stream: Stream, steps: int, batch_size: int, *, spatial: Sequence[int] = (),
+             momentum: float | None = 0.1, eps: float = 1e-5, affine: bool = True,
+             track_running_stats: bool = True, seed: int = 0,
+             dtype: torch.dtype = torch.float32) -> History:
+    """Run ``steps`` training steps of :func:`manual_batchnorm` on ``stream``.
+
+    Batch ``k`` (0-based) is :func:`sample_batch` ``(stream, k, ...)``. ``eps`` and ``affine``
+    do not change the running statistics; they are accepted so a call mirrors a module.
+
+    Raises:
+        ValueError: bad sizes, momentum or eps, ``steps`` outside ``[0, MAX_STEPS]``, or
+            torch's "Expected more than 1 value per channel when training" error when each
+            channel of a batch holds one value.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be an integer in [0, {MAX_STEPS}], got {steps!r}")
+    shape = input_shape(batch_size, stream.channels, spatial)
+    _check_momentum(momentum)
+    _check_eps(eps)
+    channels = stream.channels
+    n = _values_per_channel(shape)
+    if steps > 0 and n == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size "
+            f"{torch.Size(shape)}"
+        )
+    weight = torch.ones(channels, dtype=dtype) if affine else None
+    bias = torch.zeros(channels, dtype=dtype) if affine else None
+    state = BNState.fresh(channels, track_running_stats=track_running_stats, dtype=dtype)
+    b_mean = np.zeros((steps, channels))
+    b_var = np.zeros((steps, channels))
+    b_var_u = np.zeros((steps, channels))
+    t_mean = np.zeros((steps, channels))
+    t_var = np.zeros((steps, channels))
+    factors = np.zeros(steps)
+    r_mean = np.zeros((steps + 1, channels)) if track_running_stats else None
+    r_var = np.ones((steps + 1, channels)) if track_running_stats else None
+    first_nan: int | None = None
+    for k in range(steps):
+        x = sample_batch(stream, k, batch_size, spatial, seed=seed, dtype=dtype)
+        mean, var, var_u = batch_stats(x)
+        _, state = manual_batchnorm(x, state, training=True, momentum=momentum, eps=eps,
+                                    weight=weight, bias=bias,
+                                    track_running_stats=track_running_stats)
+        b_mean[k], b_var[k], b_var_u[k] = mean.double().numpy(), var.double().numpy(), \
+            var_u.double().numpy()
+        m, s = stream.params_at(k)
+        t_mean[k], t_var[k] = m, np.square(s)
+        factors[k] = (1.0 / (k + 1)) if momentum is None else momentum
+        if track_running_stats:
+            r_mean[k + 1] = state.running_mean.double().numpy()
+            r_var[k + 1] = state.running_var.double().numpy()
+            if first_nan is None and not (np.isfinite(r_mean[k + 1]).all()
+                                          and np.isfinite(r_var[k + 1]).all()):
+                first_nan = k + 1
+    return History(
+        steps=steps, values_per_channel=n, batch_mean=b_mean, batch_var=b_var,
+        batch_var_unbiased=b_var_u, running_mean=r_mean, running_var=r_var, true_mean=t_mean,
+        true_var=t_var, factors=factors, shift_step=stream.shift_step, state=state,
+        first_nan_step=first_nan,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# train() vs eval() on one batch
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModeComparison:
+    """The same batch through ``train()`` and ``eval()``.
+
+    ``y_train`` / ``y_eval`` have the batch's shape. ``*_mean`` / ``*_std`` are ``(C,)``
+    numpy arrays of the outputs per channel (std is the biased one). ``train_source`` /
+    ``eval_source`` say in words which statistics each mode normalized with, and
+    ``eval_uses_batch_stats`` is True when eval had to use the batch (no tracked stats).
+    """
+
+    x: Tensor
+    y_train: Tensor
+    y_eval: Tensor
+    train_mean: np.ndarray
+    train_std: np.ndarray
+    eval_mean: np.ndarray
+    eval_std: np.ndarray
+    max_abs_gap: float
+    train_source: str
+    eval_source: str
+    eval_uses_batch_stats: bool
+
+
+def _channel_mean_std(y: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    dims = _reduce_dims(y)
+    mean = y.mean(dim=dims)
+    std = ((y - _per_channel(mean, y)) ** 2).mean(dim=dims).sqrt()
+    return mean.double().cpu().numpy(), std.double().cpu().numpy()
+
+
+def compare_modes(x: Tensor, state: BNState, *, eps: float, weight: Tensor | None = None,
+                  bias: Tensor | None = None, track_running_stats: bool = True,
+                  momentum: float | None = 0.1) -> ModeComparison:
+    """Run batch ``x`` through BatchNorm in ``train()`` and in ``eval()`` with buffers ``state``.
+
+    The train() output does not depend on ``state`` (batch statistics); the eval() output
+    uses ``state``'s running statistics, or the batch again when stats are not tracked.
+    ``state`` is not updated (we only look at the outputs).
+
+    Raises:
+        ValueError: as :func:`manual_batchnorm` (e.g. one value per channel).
+    """
+    y_train, _ = manual_batchnorm(x, state, training=True, momentum=momentum, eps=eps,
+                                  weight=weight, bias=bias,
+                                  track_running_stats=track_running_stats)
+    y_eval, _ = manual_batchnorm(x, state, training=False, momentum=momentum, eps=eps,
+                                 weight=weight, bias=bias,
+                                 track_running_stats=track_running_stats)
+    tm, ts = _channel_mean_std(y_train)
+    em, es = _channel_mean_std(y_eval)
+    batch_words = "this batch's own statistics (mean and biased variance over N·spatial)"
+    if track_running_stats:
+        eval_words = (
+            f"the running statistics (running_mean, running_var after "
+            f"{state.num_batches_tracked} tracked batches)"
+        )
+    else:
+        eval_words = (
+            "this batch's own statistics too: track_running_stats=False leaves no buffers, so "
+            "eval() normalizes exactly like train()"
+        )
+    return ModeComparison(
+        x=x, y_train=y_train, y_eval=y_eval, train_mean=tm, train_std=ts, eval_mean=em,
+        eval_std=es, max_abs_gap=float((y_train - y_eval).abs().max().item()),
+        train_source=batch_words, eval_source=eval_words,
+        eval_uses_batch_stats=not track_running_stats,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Real modules: anatomy, errors, frozen BN
+# --------------------------------------------------------------------------------------------
+
+
+def make_module(channels: int, spatial_dims: int, *, momentum: float | None = 0.1,
+                eps: float = 1e-5, affine: bool = True, track_running_stats: bool = True,
+                state: BNState | None = None) -> nn.modules.batchnorm._BatchNorm:
+    """A real ``nn.BatchNorm1d`` (spatial_dims 0/1) or ``nn.BatchNorm2d`` (2), optionally
+    loaded with ``state``'s buffers."""
+    _check_momentum(momentum)
+    _check_eps(eps)
+    if spatial_dims not in (0, 1, 2):
+        raise ValueError(f"spatial_dims must be 0, 1 or 2, got {spatial_dims}")
+    cls = nn.BatchNorm2d if spatial_dims == 2 else nn.BatchNorm1d
+    module = cls(channels, eps=eps, momentum=momentum, affine=affine,
+                 track_running_stats=track_running_stats)
+    if state is not None and state.tracked and track_running_stats:
+        with torch.no_grad():
+            module.running_mean.copy_(state.running_mean)
+            module.running_var.copy_(state.running_var)
+            module.num_batches_tracked.fill_(int(state.num_batches_tracked))
+    return module
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """What a live module exposes: ``(name, shape, requires_grad)`` per parameter, ``(name,
+    shape, dtype)`` per buffer, the state_dict keys, and how many tensors an optimizer sees."""
+
+    module_repr: str
+    parameters: tuple[tuple[str, tuple[int, ...], bool], ...]
+    buffers: tuple[tuple[str, tuple[int, ...], str], ...]
+    state_dict_keys: tuple[str, ...]
+    optimizer_tensors: int
+
+
+def module_anatomy(module: nn.Module) -> Anatomy:
+    """List parameters vs buffers vs state_dict keys of ``module``."""
+    params = tuple((n, tuple(p.shape), bool(p.requires_grad))
+                   for n, p in module.named_parameters())
+    buffers = tuple((n, tuple(b.shape), str(b.dtype).replace("torch.", ""))
+                    for n, b in module.named_buffers())
+    opt_tensors = sum(1 for _ in module.parameters())
+    return Anatomy(module_repr=repr(module), parameters=params, buffers=buffers,
+                   state_dict_keys=tuple(module.state_dict().keys()),
+                   optimizer_tensors=opt_tensors)
+
+
+def torch_error_for(shape: Sequence[int], *, training: bool = True,
+                    track_running_stats: bool = True) -> str | None:
+    """Run a real ``nn.BatchNorm1d/2d`` on zeros of ``shape``; return its error text or None."""
+    shape = tuple(int(s) for s in shape)
+    module = make_module(shape[1], len(shape) - 2, track_running_stats=track_running_stats)
+    module.train(training)
+    try:
+        with torch.no_grad():
+            module(torch.zeros(shape))
+    except (ValueError, RuntimeError) as err:
+        return str(err)
+    return None
+
+
+@dataclass(frozen=True)
+class UpdateExplanation:
+    """The last running-stat update of one channel, with the numbers filled in."""
+
+    step: int
+    factor: float
+    factor_text: str
+    n: int
+    batch_mean: float
+    batch_var_biased: float
+    batch_var_unbiased: float
+    old_mean: float
+    new_mean: float
+    old_var: float
+    new_var: float
+
+
+def explain_update(history: History, channel: int, momentum: float | None) -> (
+        UpdateExplanation | None):
+    """Numbers for the last update of ``channel``; ``None`` before the first step or untracked."""
+    if history.steps == 0 or history.running_mean is None:
+        return None
+    if not 0 <= channel < history.batch_mean.shape[1]:
+        raise ValueError(f"channel must be in [0, {history.batch_mean.shape[1] - 1}], got "
+                         f"{channel}")
+    k = history.steps
+    factor = float(history.factors[k - 1])
+    text = f"momentum = {momentum}" if momentum is not None else (
+        f"1 / num_batches_tracked = 1/{k}")
+    return UpdateExplanation(
+        step=k, factor=factor, factor_text=text, n=history.values_per_channel,
+        batch_mean=float(history.batch_mean[k - 1, channel]),
+        batch_var_biased=float(history.batch_var[k - 1, channel]),
+        batch_var_unbiased=float(history.batch_var_unbiased[k - 1, channel]),
+        old_mean=float(history.running_mean[k - 1, channel]),
+        new_mean=float(history.running_mean[k, channel]),
+        old_var=float(history.running_var[k - 1, channel]),
+        new_var=float(history.running_var[k, channel]),
+    )
+
+
+@dataclass(frozen=True)
+class FrozenCheck:
+    """torchvision's FrozenBatchNorm2d loaded from the same buffers, run on the same batch."""
+
+    parameters: int
+    buffers: tuple[str, ...]
+    max_abs_diff_vs_eval: float
+    y_frozen: Tensor
+
+
+def frozen_check(x: Tensor, state: BNState, y_eval: Tensor, *, eps: float,
+                 weight: Tensor | None = None, bias: Tensor | None = None) -> FrozenCheck:
+    """Compare ``FrozenBatchNorm2d`` with our ``eval()`` output ``y_eval``.
+
+    ``x`` of any supported layout is viewed as ``(N, C, H, W)``. Needs a tracked ``state``.
+    """
+    from torchvision.ops import FrozenBatchNorm2d
+
+    if not state.tracked:
+        raise ValueError("FrozenBatchNorm2d needs running statistics; track_running_stats is off")
+    channels = x.shape[1]
+    frozen = FrozenBatchNorm2d(channels, eps=eps).to(x.dtype)
+    with torch.no_grad():
+        frozen.running_mean.copy_(state.running_mean)
+        frozen.running_var.copy_(state.running_var)
+        if weight is not None:
+            frozen.weight.copy_(weight)
+        if bias is not None:
+            frozen.bias.copy_(bias)
+        x4 = x.reshape(x.shape[0], channels, -1, 1)
+        y = frozen(x4).reshape(x.shape)
+    return FrozenCheck(
+        parameters=sum(1 for _ in frozen.parameters()),
+        buffers=tuple(n for n, _ in frozen.named_buffers()),
+        max_abs_diff_vs_eval=float((y - y_eval).abs().max().item()),
+        y_frozen=y,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Keras momentum
+# --------------------------------------------------------------------------------------------
+
+
+def pytorch_to_keras_momentum(momentum: float) -> float:
+    """PyTorch's momentum is the weight of the *new* batch; Keras's is the weight of the old
+    average. ``0.1 -> 0.9``. ``None`` (cumulative average) has no Keras equivalent."""
+    if momentum is None:
+        raise ValueError("momentum=None is PyTorch's cumulative average; Keras has no equivalent")
+    _check_momentum(momentum)
+    return round(1.0 - float(momentum), 12)
+
+
+def keras_to_pytorch_momentum(momentum: float) -> float:
+    """Keras ``momentum=0.99`` -> PyTorch ``momentum=0.01``."""
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or \
+            not math.isfinite(momentum) or not 0.0 <= momentum <= 1.0:
+        raise ValueError(f"Keras momentum must be in [0, 1], got {momentum!r}")
+    return round(1.0 - float(momentum), 12)
+
+
+# --------------------------------------------------------------------------------------------
+# BatchNorm vs LayerNorm vs InstanceNorm vs GroupNorm
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NormResult:
+    """One normalization applied by hand and by the real module to the same ``(N, C, H, W)``
+    input. ``stats_shape`` is how many (mean, var) pairs it computes."""
+
+    name: str
+    module: str
+    axes: str
+    stats_shape: tuple[int, ...]
+    values_per_stat: int
+    max_abs_diff: float
+    output: Tensor
+
+
+def norm_group_ids(name: str, batch: int, channels: int, groups: int = 1) -> np.ndarray:
+    """``(C, N)`` int array: cells with the same id share one mean/var (H, W always pooled)."""
+    n_idx, c_idx = np.meshgrid(np.arange(batch), np.arange(channels))
+    if name == "BatchNorm":
+        return c_idx
+    if name == "LayerNorm":
+        return n_idx
+    if name == "InstanceNorm":
+        return n_idx * channels + c_idx
+    if name == "GroupNorm":
+        if groups < 1 or channels % groups:
+            raise ValueError(f"groups must divide channels ({channels}), got {groups}")
+        return n_idx * groups + c_idx // (channels // groups)
+    raise ValueError(f"unknown normalization {name!r}")
+
+
+def _normalize(x: Tensor, dims: Sequence[int], eps: float) -> Tensor:
+    mean = x.mean(dim=tuple(dims), keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=tuple(dims), keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps)
+
+
+def compare_norms(x: Tensor, groups: int, *, eps: float = 1e-5) -> tuple[NormResult, ...]:
+    """Normalize ``x: (N, C, H, W)`` four ways, by hand and with the real modules (no affine,
+    no running stats), and report which axes each pooled and the largest difference."""
+    if not isinstance(x, Tensor) or x.dim() != 4 or not x.is_floating_point():
+        raise ValueError(f"compare_norms needs a float (N, C, H, W) tensor, got "
+                         f"{getattr(x, 'shape', type(x))}")
+    n, c, h, w = x.shape
+    if groups < 1 or c % groups:
+        raise ValueError(f"GroupNorm groups must divide the {c} channels, got {groups}")
+    if n * h * w < 2 or h * w < 2:
+        raise ValueError(f"compare_norms needs N*H*W > 1 and H*W > 1, got shape {tuple(x.shape)}")
+    _check_eps(eps)
+    results = []
+    specs = [
+        ("BatchNorm", nn.BatchNorm2d(c, eps=eps, affine=False, track_running_stats=False),
+         "N, H, W (one statistic per channel)", (c,), n * h * w,
+         _normalize(x, (0, 2, 3), eps)),
+        ("LayerNorm", nn.LayerNorm([c, h, w], eps=eps, elementwise_affine=False),
+         "C, H, W (one statistic per sample)", (n,), c * h * w,
+         _normalize(x, (1, 2, 3), eps)),
+        ("InstanceNorm", nn.InstanceNorm2d(c, eps=eps),
+         "H, W (one statistic per sample and channel)", (n, c), h * w,
+         _normalize(x, (2, 3), eps)),
+        ("GroupNorm", nn.GroupNorm(groups, c, eps=eps, affine=False),
+         f"C/G, H, W (one statistic per sample and group of {c // groups} channels)",
+         (n, groups), (c // groups) * h * w,
+         _normalize(x.reshape(n, groups, -1), (2,), eps).reshape(n, c, h, w)),
+    ]
+    for name, module, axes, stats_shape, per_stat, manual in specs:
+        module = module.to(x.dtype).train()
+        with torch.no_grad():
+            real = module(x)
+        results.append(NormResult(
+            name=name, module=type(module).__name__, axes=axes, stats_shape=stats_shape,
+            values_per_stat=per_stat, max_abs_diff=float((real - manual).abs().max().item()),
+            output=manual,
+        ))
+    return tuple(results)
+
+
+# --------------------------------------------------------------------------------------------
+# Snippet
+# --------------------------------------------------------------------------------------------
+
+
+def snippet_for(config: SimConfig, steps: int) -> str:
+    """A self-contained script that trains a real ``nn.BatchNorm`` on the same batches as
+    :func:`simulate` and compares ``train()`` and ``eval()`` on the last one.
+
+    After ``exec`` its namespace holds ``bn``, ``x`` (the batch shown), ``y_train`` and
+    ``y_eval``.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be an integer in [0, {MAX_STEPS}], got {steps!r}")
+    s = config.stream
+    spatial = tuple(config.spatial)
+    view = "(1, -1" + ", 1" * len(spatial) + ")"
+    shift = ""
+    if s.shift_step is not None:
+        shift = (
+            f"    if k >= {s.shift_step}:  # distribution shift\n"
+            f"        mean, std = torch.tensor({list(s.shifted_mean)}), "
+            f"torch.tensor({list(s.shifted_std)})\n"
+        )
+    nan = ""
+    if s.nan_step is not None:
+        nan = f"    if k == {s.nan_step}:\n        x.view(-1)[0] = float('nan')\n"
+    shown = max(steps - 1, 0)
+    return f'''import copy
+
+import torch
+from torch import nn
+
+torch.manual_seed({config.seed})
+bn = nn.{config.module_name}({config.channels}, eps={config.eps!r}, momentum={config.momentum!r},
+                     affine={config.affine}, track_running_stats={config.track_running_stats})
+
+
+def batch(k):
+    """Batch k of the stream: Normal(mean[c], std[c]) per channel."""
+    g = torch.Generator().manual_seed({config.seed} * {_SEED_STRIDE} + k)
+    noise = torch.randn({config.shape}, generator=g)
+    mean, std = torch.tensor({list(s.mean)}), torch.tensor({list(s.std)})
+{shift}    x = mean.view{view} + std.view{view} * noise
+{nan}    return x
+
+
+bn.train()
+for k in range({steps}):
+    bn(batch(k))  # a training forward pass updates running_mean / running_var
+
+x = batch({shown})
+with torch.no_grad():
+    # train() normalizes with this batch's statistics; a copy, so bn's buffers stay as they are
+    y_train = copy.deepcopy(bn).train()(x)
+    y_eval = bn.eval()(x)  # eval() uses running statistics (batch statistics if untracked)
+print("buffers:", dict(bn.named_buffers()))
+print("train(): mean %.3f std %.3f" % (y_train.mean(), y_train.std(unbiased=False)))
+print("eval():  mean %.3f std %.3f" % (y_eval.mean(), y_eval.std(unbiased=False)))
+'''
