@@ -213,10 +213,11 @@ def decode_image(
         notes.append(f"Applied EXIF orientation {orientation} (the camera's rotation flag).")
     rgb, convert_notes = _to_rgb(image)
     notes += convert_notes
+    shown_height, shown_width = rgb.shape[:2]  # after EXIF rotation, unlike original_size
     rgb, scale = fit_longest_side(rgb, max_side)
     if scale != 1.0:
         notes.append(
-            f"Downscaled from {original_size[0]}x{original_size[1]} to "
+            f"Downscaled from {shown_width}x{shown_height} to "
             f"{rgb.shape[1]}x{rgb.shape[0]} so the longest side is at most {max_side} px."
         )
     return DecodedImage(rgb, original_size, file_format, file_mode, tuple(notes))
