@@ -75,11 +75,18 @@ def _open_header(data: bytes) -> Image.Image:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(bytes(data)))
     except Image.DecompressionBombError as error:
-        raise ImageDecodeError(f"The image is far too large to decode safely: {error}") from error
+        # Pillow refuses headers above 2x its own limit before we can read the size ourselves.
+        raise ImageDecodeError(
+            f"The image header declares a size far beyond the limit of {DEFAULT_MAX_PIXELS:,} "
+            f"pixels ({error}). Files like this are often decompression bombs; resize the image "
+            "below the limit before uploading."
+        ) from error
     except (OSError, SyntaxError, ValueError) as error:
+        # Pillow's "cannot identify image file <_io.BytesIO object at 0x...>" helps nobody.
+        details = "" if "cannot identify" in str(error) else f" Details: {error}"
         raise ImageDecodeError(
             "This file is not an image that can be read "
-            f"(accepted: {', '.join(ACCEPTED_FORMATS)}). Details: {error}"
+            f"(accepted: {', '.join(ACCEPTED_FORMATS)}).{details}"
         ) from error
     if image.format not in ACCEPTED_FORMATS:
         raise ImageDecodeError(
