@@ -1,0 +1,358 @@
+"""CUDA memory monitor: live allocated / reserved / device memory on a real GPU, or the same
+lessons on a simulated GPU driven by a model of PyTorch's caching allocator."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import pandas as pd
+import streamlit as st
+
+from core.allocator_sim import format_size
+from core.environment import available_devices
+from core.memory_backends import (
+    DTYPES,
+    SIMULATED_TOTALS_GB,
+    UNITS,
+    ActionResult,
+    SimulatedGpu,
+    TensorLedger,
+    TorchCudaBackend,
+    allocate,
+    empty_cache,
+    free_all,
+    free_tensors,
+    parse_shape,
+    request_bytes,
+    reset_peak,
+)
+from core.memory_figures import (
+    BAND_LABEL,
+    fragmentation_figure,
+    fragmentation_ratio,
+    live_chart,
+    live_point,
+    segment_map,
+)
+from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
+from ui.code import show_code
+from ui.settings import current_settings
+
+HISTORY_MAX = 5000
+SIM_CHOICE = "simulated GPU"
+
+st.title("CUDA memory monitor")
+st.caption(
+    "What you will see: why nvidia-smi shows more than your tensors use. PyTorch's caching "
+    "allocator reserves segments (2 MiB, 20 MiB, ...) and hands out rounded blocks; the CUDA "
+    "context and other processes use the rest. Live on a GPU, or on a simulated one."
+)
+
+state = st.session_state
+settings = current_settings()
+if "memory.ledger" not in state:
+    # Tensors belong to this browser session: the ledger frees them when the session ends.
+    state["memory.ledger"] = TensorLedger()
+    state["memory.log"] = []
+    state["memory.history"] = deque(maxlen=HISTORY_MAX)
+ledger: TensorLedger = state["memory.ledger"]
+
+# ------------------------------------------------------------------------------ backend
+has_gpu = settings.device.startswith("cuda")
+choices = [settings.device, SIM_CHOICE] if has_gpu else [SIM_CHOICE]
+col_backend, col_total = st.columns([2, 1])
+with col_backend:
+    choice = st.radio(
+        "Device",
+        choices,
+        key="memory.backend",
+        horizontal=True,
+        help="The real GPU chosen in the sidebar, or a simulated GPU that follows the same "
+        "allocator rules.",
+    )
+with col_total:
+    total_gb = st.radio(
+        "Simulated GPU memory",
+        SIMULATED_TOTALS_GB,
+        index=1,
+        key="memory.sim_total",
+        horizontal=True,
+        format_func=lambda gb: f"{gb} GB",
+        disabled=choice != SIM_CHOICE,
+    )
+
+if choice == SIM_CHOICE:
+    sim = state.get("memory.sim")
+    if sim is None or sim.total_gb != total_gb:
+        if sim is not None:
+            ledger.drop_backend(sim.key)
+        sim = SimulatedGpu(int(total_gb))
+        state["memory.sim"] = sim
+        state["memory.history"].clear()
+    backend = sim
+    if not has_gpu:
+        st.info(
+            "No CUDA GPU here, so this page runs on a **simulated GPU**: a faithful model of "
+            "PyTorch's caching allocator (rounding, pools, best fit, splitting, merging, "
+            "empty_cache, retry and OOM). Every number below is simulated.",
+            icon=":material/memory:",
+        )
+    st.warning(
+        f"SIMULATED: {backend.label}, with a simulated CUDA context of "
+        f"{format_size(backend.context_bytes)}. Nothing is allocated on real hardware.",
+        icon=":material/science:",
+    )
+else:
+    try:
+        backend = TorchCudaBackend(choice)
+    except ValueError as error:
+        st.error(f"{error}. Pick another device in the sidebar or use the simulated GPU.")
+        st.stop()
+    st.caption(
+        f"Real device {choice}. PyTorch's counters cover this server process (all sessions); "
+        "NVML sees the whole device. Tensors you make here belong to your browser session."
+    )
+
+
+def record(result: ActionResult, steps: list[Step]) -> None:
+    state["memory.last"] = result
+    if result.ok:
+        state["memory.log"].extend(steps)
+    state["memory.snippet_steps"] = None  # the action log, not a scenario, is shown
+    st.rerun()  # redraw everything (tensor list, charts) from the new state
+
+
+# ------------------------------------------------------------------------------ actions
+st.subheader("Actions", anchor=False)
+tab_alloc, tab_held, tab_cache, tab_scen = st.tabs(
+    ["Allocate", "This session's tensors", "Cache & peaks", "Guided scenarios"]
+)
+with tab_alloc:
+    mode = st.radio(
+        "Request by", ["size", "shape + dtype"], key="memory.alloc_mode", horizontal=True
+    )
+    c1, c2 = st.columns(2)
+    if mode == "size":
+        size = c1.number_input(
+            "Size", min_value=0.0, value=4.0, step=1.0, key="memory.size", format="%g"
+        )
+        unit = c2.selectbox(
+            "Unit",
+            list(UNITS),
+            index=0,
+            key="memory.unit",
+            help="Binary units: 1 KB = 1024 B, as torch reports them.",
+        )
+    else:
+        shape_text = c1.text_input("Shape", "1024, 1024", key="memory.shape")
+        dtype = c2.selectbox("dtype", list(DTYPES), key="memory.dtype")
+    if st.button("Allocate", key="memory.allocate", type="primary"):
+        try:
+            if mode == "size":
+                nbytes, label = request_bytes(size, unit)
+                shape, dt = None, "uint8"
+            else:
+                shape = parse_shape(shape_text)
+                nbytes, label = request_bytes(shape=shape, dtype=dtype)
+                dt = dtype
+        except ValueError as error:
+            state["memory.input_error"] = str(error)
+        else:
+            state.pop("memory.input_error", None)
+            with st.spinner("Allocating ..."):
+                result = allocate(backend, ledger, nbytes, label, shape=shape, dtype=dt)
+            name = f"t{result.held[0].id}" if result.ok else ""
+            record(result, [Step("alloc", name=name, nbytes=nbytes, shape=shape, dtype=dt)])
+    if "memory.input_error" in state:
+        st.error(
+            f"{state['memory.input_error']}. Hint: a positive size, or a shape like '1024, 1024'."
+        )
+
+with tab_held:
+    held = ledger.held(backend.key)
+    if not held:
+        st.caption("This session holds no tensors on this device. Allocate some first.")
+    options = {h.id: h for h in held}
+    if "memory.free_select" in state:  # drop tensors freed since the last run
+        state["memory.free_select"] = [i for i in state["memory.free_select"] if i in options]
+    selected = st.multiselect(
+        "Tensors this session holds",
+        list(options),
+        key="memory.free_select",
+        format_func=lambda i: (
+            f"t{i}: {options[i].label} (asked {format_size(options[i].nbytes)}, "
+            f"block {format_size(options[i].block)})"
+        ),
+    )
+    c1, c2 = st.columns(2)
+    if c1.button("Free selected (del)", key="memory.free", disabled=not held):
+        result = free_tensors(backend, ledger, list(selected))
+        record(result, [Step("free", name=f"t{i}") for i in selected])
+    if c2.button("Free all", key="memory.free_all", disabled=not held):
+        names = [f"t{h.id}" for h in held]
+        result = free_all(backend, ledger)
+        record(result, [Step("free", name=n) for n in names])
+
+with tab_cache:
+    c1, c2 = st.columns(2)
+    if c1.button("torch.cuda.empty_cache()", key="memory.empty_cache"):
+        record(empty_cache(backend), [Step("empty_cache")])
+    if c2.button("reset_peak_memory_stats()", key="memory.reset_peak"):
+        record(reset_peak(backend), [Step("reset_peak")])
+
+with tab_scen:
+    key = st.selectbox(
+        "Scenario",
+        list(SCENARIOS),
+        key="memory.scenario",
+        format_func=lambda k: SCENARIOS[k].title,
+    )
+    st.markdown(SCENARIOS[key].lesson)
+    if st.button("Run scenario", key="memory.run_scenario", type="primary"):
+        with st.spinner("Running the scenario ..."):
+            run = run_scenario(key, backend, ledger)
+        state["memory.scenario_run"] = run
+        state["memory.snippet_steps"] = list(run.scenario.steps)
+        state.pop("memory.last", None)
+        st.rerun()
+    run = state.get("memory.scenario_run")
+    if run is not None:
+        st.markdown(f"**{run.scenario.title}** on {run.backend_label}")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "step": o.step.kind + (f" {o.step.name}" if o.step.name else ""),
+                        "ok": "yes" if o.ok else "OOM" if o.error else "no",
+                        "allocated": format_size(o.allocated),
+                        "reserved": format_size(o.reserved),
+                        "segments": o.segments,
+                        "retries": o.num_alloc_retries,
+                        "OOMs": o.num_ooms,
+                        "look at": o.step.note,
+                        "what happened": o.message,
+                    }
+                    for o in run.outcomes
+                ]
+            ),
+            hide_index=True,
+        )
+        for o in run.outcomes:
+            if o.error:
+                st.error(f"Caught OutOfMemoryError at '{o.step.name}': {o.error}")
+
+last: ActionResult | None = state.get("memory.last")
+if last is not None:
+    if last.ok:
+        st.success(last.message, icon=":material/check_circle:")
+    else:
+        st.error(last.message, icon=":material/error:")
+        if last.error:
+            with st.expander("The allocator's OutOfMemoryError message"):
+                st.code(last.error, language=None)
+
+# ------------------------------------------------------------------------------ live chart
+st.subheader("Live memory", anchor=False)
+c1, c2, c3 = st.columns([1, 2, 2])
+live = c1.toggle("Live", value=True, key="memory.live", help="Start / pause the live chart.")
+interval = c2.slider("Refresh every (s)", 0.25, 5.0, 1.0, step=0.25, key="memory.interval")
+window = c3.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
+
+
+def live_backends() -> list:
+    if backend.simulated:
+        return [backend]
+    return [TorchCudaBackend(d) for d in available_devices() if d.startswith("cuda")]
+
+
+@st.fragment(run_every=interval if live else None)
+def live_panel() -> None:
+    now = time.time()
+    states = [b.state() for b in live_backends()]
+    for s in states:
+        state["memory.history"].append(live_point(now, s))
+    current = next((s for s in states if s.label.startswith(backend.label)), states[0])
+    m = st.columns(5)
+    m[0].metric("allocated", format_size(current.allocated))
+    m[1].metric("reserved", format_size(current.reserved))
+    m[2].metric(
+        "device used",
+        "n/a" if current.device_used is None else format_size(current.device_used),
+        help="NVML's number, what nvidia-smi shows" + (" (simulated)" if backend.simulated else ""),
+    )
+    band = current.not_reserved_used
+    m[3].metric("not reserved by PyTorch", "n/a" if band is None else format_size(band))
+    m[4].metric("segments", current.segments)
+    st.plotly_chart(
+        live_chart(list(state["memory.history"]), float(window)),
+        key="memory.live_chart",
+    )
+    st.caption(
+        f"Grey band: {BAND_LABEL}. "
+        + (
+            f"Simulated: the context is {format_size(backend.context_bytes)}; "
+            "there are no other processes."
+            if backend.simulated
+            else " ".join(current.notes)
+        )
+    )
+
+
+live_panel()
+
+# ------------------------------------------------------------------------------ details
+now_state = backend.state()
+snapshot = backend.snapshot()
+st.subheader("Inside the allocator", anchor=False)
+tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
+    ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"]
+)
+with tab_map:
+    st.plotly_chart(segment_map(snapshot), key="memory.segment_map")
+    st.caption(
+        f"{len(snapshot)} segment(s) from "
+        + ("the simulator's snapshot()" if backend.simulated else "torch.cuda.memory_snapshot()")
+        + ". Orange pieces are cached but cannot be returned: their segment still holds a "
+        "tensor. Green segments are entirely free; empty_cache() gives them back."
+    )
+with tab_frag:
+    st.plotly_chart(fragmentation_figure(now_state), key="memory.frag_chart")
+    st.markdown(
+        f"Reserved but unallocated: **{format_size(now_state.cached)}**; the largest free block "
+        f"is **{format_size(now_state.largest_free_block)}**, so a request larger than that needs "
+        f"a new segment although {format_size(now_state.cached)} is free in the cache "
+        f"(fragmentation {fragmentation_ratio(now_state):.0%})."
+    )
+with tab_stats:
+    nonzero = st.checkbox("Only non-zero values", value=True, key="memory.stats_nonzero")
+    rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
+    st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
+with tab_proc:
+    if backend.simulated:
+        st.caption("Simulated GPU: the only 'process' is this page's simulator.")
+    elif now_state.processes:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "pid": p.pid,
+                        "used": "n/a" if p.used is None else format_size(p.used),
+                    }
+                    for p in now_state.processes
+                ]
+            ),
+            hide_index=True,
+        )
+    else:
+        st.caption(
+            "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
+        )
+
+# ------------------------------------------------------------------------------ snippet
+steps = state.get("memory.snippet_steps") or state["memory.log"]
+show_code(
+    snippet_for(steps, settings.device if has_gpu else "cuda:0")
+    if steps
+    else "# Allocate something or run a scenario: the snippet reproduces it with torch.cuda."
+)

@@ -1,0 +1,552 @@
+"""One interface over a real CUDA device and the simulated one, plus the session's tensors.
+
+The page drives a :class:`MemoryBackend` with the same actions whether it is a real GPU
+(:class:`TorchCudaBackend`) or :class:`SimulatedGpu` (a :class:`CachingAllocatorSim` behind a
+simulated CUDA context). Tensors made from the page live in a :class:`TensorLedger`, one per
+browser session: only that ledger can free them, and they are freed when the ledger is collected.
+
+The action functions (:func:`allocate`, :func:`free_tensors`, :func:`free_all`,
+:func:`empty_cache`, :func:`reset_peak`) return an :class:`ActionResult` whose ``message`` says in
+one line what changed in the numbers and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from core import gpu_memory
+from core.allocator_sim import (
+    CachingAllocatorSim,
+    GiB,
+    MiB,
+    SimulatedOutOfMemory,
+    format_size,
+    round_size,
+    segment_size_for,
+)
+
+SIMULATED_TOTALS_GB = (8, 24, 80)
+SIMULATED_CONTEXT_BYTES = 512 * MiB  # a typical CUDA context; NVML counts it, torch does not
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+UNITS: dict[str, int] = {"B": 1, "KB": 1024, "MB": MiB, "GB": GiB}
+
+
+class BackendOutOfMemory(RuntimeError):
+    """The backend's allocator ran out of memory; ``str()`` is torch's (or the sim's) message."""
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """Everything the page shows about one device at one instant, in bytes.
+
+    ``device_used`` / ``device_total`` are NVML's numbers on a real GPU (``None`` where NVML cannot
+    be read) and the simulated device's numbers on :class:`SimulatedGpu`.
+    """
+
+    label: str
+    simulated: bool
+    allocated: int
+    reserved: int
+    max_allocated: int
+    max_reserved: int
+    segments: int
+    inactive_split_bytes: int
+    largest_free_block: int
+    num_alloc_retries: int
+    num_ooms: int
+    device_used: int | None
+    device_total: int | None
+    limit: int | None
+    stats: dict[str, int] = field(default_factory=dict)
+    processes: tuple[gpu_memory.NvmlProcess, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def cached(self) -> int:
+        """Reserved but not allocated: free blocks PyTorch keeps for reuse."""
+        return self.reserved - self.allocated
+
+    @property
+    def not_reserved_used(self) -> int | None:
+        """Used by the device but not reserved by PyTorch (CUDA context, other processes)."""
+        if self.device_used is None:
+            return None
+        return max(self.device_used - self.reserved, 0)
+
+
+class MemoryBackend(Protocol):
+    """What the page needs from a device, real or simulated."""
+
+    label: str
+    simulated: bool
+    key: str
+
+    def state(self) -> MemoryState: ...
+
+    def snapshot(self) -> list[dict[str, Any]]: ...
+
+    def allocate(self, nbytes: int, shape: tuple[int, ...] | None, dtype: str) -> Any: ...
+
+    def release(self, handle: Any) -> None: ...
+
+    def block_size(self, handle: Any) -> int: ...
+
+    def empty_cache(self) -> None: ...
+
+    def reset_peak(self) -> None: ...
+
+    def limit_reserved(self, cap_bytes: int | None) -> None: ...
+
+    def free_for_request(self) -> int: ...
+
+
+def _state_from_stats(
+    label: str,
+    simulated: bool,
+    stats: dict[str, int],
+    snapshot_free: int,
+    **kwargs: Any,
+) -> MemoryState:
+    return MemoryState(
+        label=label,
+        simulated=simulated,
+        allocated=stats.get("allocated_bytes.all.current", 0),
+        reserved=stats.get("reserved_bytes.all.current", 0),
+        max_allocated=stats.get("allocated_bytes.all.peak", 0),
+        max_reserved=stats.get("reserved_bytes.all.peak", 0),
+        segments=stats.get("segment.all.current", 0),
+        inactive_split_bytes=stats.get("inactive_split_bytes.all.current", 0),
+        largest_free_block=snapshot_free,
+        num_alloc_retries=stats.get("num_alloc_retries", 0),
+        num_ooms=stats.get("num_ooms", 0),
+        stats=stats,
+        **kwargs,
+    )
+
+
+def largest_free_block(snapshot: list[dict[str, Any]]) -> int:
+    """The largest cached free block in a ``memory_snapshot()``-shaped list (0 when none)."""
+    return max(
+        (b["size"] for seg in snapshot for b in seg["blocks"] if b["state"] == "inactive"),
+        default=0,
+    )
+
+
+class SimulatedGpu:
+    """A simulated GPU: ``total_gb`` GiB, of which a simulated CUDA context takes
+    ``context_bytes``; the rest is what the caching-allocator model may reserve."""
+
+    simulated = True
+
+    def __init__(self, total_gb: int = 24, *, context_bytes: int = SIMULATED_CONTEXT_BYTES):
+        if total_gb not in SIMULATED_TOTALS_GB:
+            raise ValueError(
+                f"simulated total must be one of {SIMULATED_TOTALS_GB} GB, got {total_gb!r}"
+            )
+        self.total_gb = total_gb
+        self.device_total = total_gb * GiB
+        self.context_bytes = context_bytes
+        self.sim = CachingAllocatorSim(self.device_total - context_bytes)
+        self.key = f"sim:{total_gb}"
+        self.label = f"simulated GPU ({total_gb} GB)"
+
+    def state(self) -> MemoryState:
+        sim = self.sim
+        limit = sim.limit_bytes if sim.memory_fraction < 1.0 else None
+        return _state_from_stats(
+            self.label,
+            True,
+            sim.memory_stats(),
+            sim.largest_free_block(),
+            device_used=self.context_bytes + sim.memory_reserved(),
+            device_total=self.device_total,
+            limit=limit,
+            notes=(f"simulated CUDA context: {format_size(self.context_bytes)}",),
+        )
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return self.sim.snapshot()
+
+    def allocate(self, nbytes: int, shape: tuple[int, ...] | None, dtype: str) -> int:
+        try:
+            return self.sim.malloc(nbytes)
+        except SimulatedOutOfMemory as error:
+            raise BackendOutOfMemory(str(error)) from error
+
+    def release(self, handle: Any) -> None:
+        self.sim.free(handle)
+
+    def block_size(self, handle: Any) -> int:
+        return self.sim.block_size(handle)
+
+    def empty_cache(self) -> None:
+        self.sim.empty_cache()
+
+    def reset_peak(self) -> None:
+        self.sim.reset_peak_memory_stats()
+
+    def limit_reserved(self, cap_bytes: int | None) -> None:
+        fraction = 1.0 if cap_bytes is None else min(cap_bytes / self.sim.total_bytes, 1.0)
+        self.sim.set_memory_fraction(fraction)
+
+    def free_for_request(self) -> int:
+        return self.sim.limit_bytes - self.sim.memory_allocated()
+
+
+class TorchCudaBackend:
+    """A real CUDA device through ``torch.cuda`` (process-wide allocator) and NVML."""
+
+    simulated = False
+
+    def __init__(self, device: str):
+        if not device.startswith("cuda:") or not device[5:].isdigit():
+            raise ValueError(f"device must look like 'cuda:N', got {device!r}")
+        reason = gpu_memory.torch_unavailable_reason()
+        if reason:
+            raise ValueError(f"cannot use {device}: {reason}")
+        self.index = int(device[5:])
+        if self.index >= torch.cuda.device_count():
+            raise ValueError(f"{device} does not exist: torch sees {torch.cuda.device_count()}")
+        self.device = torch.device(device)
+        self.key = device
+        self.label = device
+
+    def state(self) -> MemoryState:
+        reading = gpu_memory.read_torch()
+        dev = next((d for d in reading.devices if d.index == self.index), None)
+        stats = dict(dev.stats) if dev else {}
+        nvml = gpu_memory.read_nvml()
+        nvml_index = gpu_memory.nvml_index_for_torch(self.index)
+        nvml_dev = next((d for d in nvml.devices if d.index == nvml_index), None)
+        notes = []
+        if nvml_dev is None:
+            notes.append(f"NVML: {nvml.reason or 'device not matched'}")
+        limit = None
+        snapshot_free = 0
+        if torch.cuda.is_initialized():
+            snapshot_free = largest_free_block(self.snapshot())
+        return _state_from_stats(
+            f"{self.label} ({nvml_dev.name})" if nvml_dev else self.label,
+            False,
+            stats,
+            snapshot_free,
+            device_used=nvml_dev.used if nvml_dev else None,
+            device_total=nvml_dev.total if nvml_dev else (dev.total if dev else None),
+            limit=limit,
+            processes=nvml_dev.processes if nvml_dev else (),
+            notes=tuple(notes),
+        )
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        if not torch.cuda.is_initialized():
+            return []
+        return [s for s in torch.cuda.memory_snapshot() if s.get("device") == self.index]
+
+    def allocate(self, nbytes: int, shape: tuple[int, ...] | None, dtype: str) -> torch.Tensor:
+        try:
+            if shape is not None:
+                return torch.empty(shape, dtype=DTYPES[dtype], device=self.device)
+            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        except torch.OutOfMemoryError as error:
+            raise BackendOutOfMemory(str(error)) from error
+
+    def release(self, handle: Any) -> None:
+        del handle  # the ledger drops its reference; the allocator frees at refcount zero
+
+    def block_size(self, handle: Any) -> int:
+        return round_size(handle.untyped_storage().nbytes())
+
+    def empty_cache(self) -> None:
+        with torch.cuda.device(self.device):
+            torch.cuda.empty_cache()
+
+    def reset_peak(self) -> None:
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def limit_reserved(self, cap_bytes: int | None) -> None:
+        total = torch.cuda.mem_get_info(self.device)[1]
+        fraction = 1.0 if cap_bytes is None else min(cap_bytes / total, 1.0)
+        torch.cuda.set_per_process_memory_fraction(fraction, self.device)
+
+    def free_for_request(self) -> int:
+        free, _ = torch.cuda.mem_get_info(self.device)
+        return (
+            int(free)
+            + torch.cuda.memory_reserved(self.device)
+            - torch.cuda.memory_allocated(self.device)
+        )
+
+
+# ---------------------------------------------------------------------------------- ledger
+@dataclass(frozen=True)
+class HeldTensor:
+    """One tensor this session holds: ``nbytes`` asked for, ``block`` bytes the allocator gave."""
+
+    id: int
+    label: str
+    backend_key: str
+    nbytes: int
+    block: int
+
+
+def _release_entries(entries: dict[int, tuple[HeldTensor, Any, Any]], lock: threading.Lock):
+    """Finalizer body: free everything still held (must not reference the ledger itself)."""
+    with lock:
+        items = list(entries.values())
+        entries.clear()
+    for _held, backend, handle in items:
+        with contextlib.suppress(Exception):  # the backend may be gone (a replaced simulator)
+            backend.release(handle)
+
+
+class TensorLedger:
+    """The tensors one browser session made. Only this ledger can free them; they are freed when
+    the ledger is garbage-collected (the session ended) or :meth:`close` is called."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[HeldTensor, Any, Any]] = {}
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._finalizer = weakref.finalize(self, _release_entries, self._entries, self._lock)
+
+    def add(self, backend: MemoryBackend, handle: Any, label: str, nbytes: int) -> HeldTensor:
+        with self._lock:
+            held = HeldTensor(self._next_id, label, backend.key, nbytes, backend.block_size(handle))
+            self._entries[held.id] = (held, backend, handle)
+            self._next_id += 1
+        return held
+
+    def held(self, backend_key: str | None = None) -> list[HeldTensor]:
+        with self._lock:
+            return [h for h, _, _ in self._entries.values() if backend_key in (None, h.backend_key)]
+
+    def name_of(self, tensor_id: int) -> str:
+        return f"t{tensor_id}"
+
+    def free(self, tensor_id: int) -> HeldTensor:
+        """Free tensor ``tensor_id``; raises ``ValueError`` if this session does not hold it."""
+        with self._lock:
+            entry = self._entries.pop(tensor_id, None)
+        if entry is None:
+            raise ValueError(f"tensor #{tensor_id} is not held by this session")
+        held, backend, handle = entry
+        backend.release(handle)
+        return held
+
+    def drop_backend(self, backend_key: str) -> int:
+        """Forget every tensor of ``backend_key`` (its simulator was replaced); returns how many."""
+        with self._lock:
+            ids = [i for i, (h, _, _) in self._entries.items() if h.backend_key == backend_key]
+            for i in ids:
+                del self._entries[i]
+        return len(ids)
+
+    def close(self) -> None:
+        """Free everything now (what the finalizer does when the session ends)."""
+        self._finalizer()
+
+    @property
+    def alive(self) -> bool:
+        return self._finalizer.alive
+
+
+# ---------------------------------------------------------------------------------- actions
+@dataclass(frozen=True)
+class ActionResult:
+    """What an action did: ``ok``, a one-line ``message`` tied to the numbers, both states."""
+
+    ok: bool
+    message: str
+    before: MemoryState
+    after: MemoryState
+    error: str = ""
+    held: tuple[HeldTensor, ...] = ()
+
+
+def _signed(delta: int) -> str:
+    return ("+" if delta >= 0 else "-") + format_size(abs(delta))
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """Parse ``"1024, 1024"`` / ``"(3, 224, 224)"`` into a shape; raises ``ValueError``."""
+    cleaned = text.strip().strip("()[]").replace("x", ",").replace("×", ",")
+    parts = [p.strip() for p in cleaned.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"shape must be comma-separated sizes such as '1024, 1024', got {text!r}")
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ValueError(
+            f"shape must be comma-separated whole numbers such as '1024, 1024', got {text!r}"
+        ) from None
+    if any(s < 1 for s in shape):
+        raise ValueError(f"every dimension must be >= 1, got {shape}")
+    return shape
+
+
+def request_bytes(
+    size: float | None = None,
+    unit: str = "MB",
+    shape: tuple[int, ...] | None = None,
+    dtype: str = "float32",
+) -> tuple[int, str]:
+    """The byte count and a label for a request by size+unit or by shape+dtype.
+
+    Units are binary (KB = 1024 B, MB = 2**20 B, GB = 2**30 B), as torch reports them.
+    """
+    if shape is not None:
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        itemsize = torch.empty((), dtype=DTYPES[dtype]).element_size()
+        nbytes = math.prod(shape) * itemsize
+        return nbytes, f"{dtype}{list(shape)}"
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    if size is None or not math.isfinite(size) or size <= 0:
+        raise ValueError(f"size must be a positive number, got {size!r}")
+    nbytes = int(math.ceil(size * UNITS[unit]))
+    shown = f"{size:g} {unit}"
+    return nbytes, shown
+
+
+def allocate(
+    backend: MemoryBackend,
+    ledger: TensorLedger,
+    nbytes: int,
+    label: str = "",
+    *,
+    shape: tuple[int, ...] | None = None,
+    dtype: str = "uint8",
+) -> ActionResult:
+    """Allocate ``nbytes`` on ``backend`` for this session and explain what happened."""
+    before = backend.state()
+    if nbytes < 1:
+        return ActionResult(False, "Nothing to allocate: the request is 0 bytes.", before, before)
+    free = backend.free_for_request()
+    if nbytes > free:
+        message = (
+            f"Refused: {format_size(nbytes)} is more than the {format_size(max(free, 0))} "
+            "this device can still hand out. Ask for less, or free tensors first."
+        )
+        return ActionResult(False, message, before, before)
+    try:
+        handle = backend.allocate(nbytes, shape, dtype)
+    except BackendOutOfMemory as error:
+        after = backend.state()
+        return ActionResult(False, explain_oom(nbytes, before, after), before, after, str(error))
+    held = ledger.add(backend, handle, label or format_size(nbytes), nbytes)
+    after = backend.state()
+    return ActionResult(True, explain_allocation(held, before, after), before, after, held=(held,))
+
+
+def explain_allocation(held: HeldTensor, before: MemoryState, after: MemoryState) -> str:
+    rounded = held.block
+    grew = after.reserved - before.reserved
+    pool = "small pool (<= 1 MiB)" if round_size(held.nbytes) <= MiB else "large pool"
+    line = (
+        f"t{held.id}: asked for {format_size(held.nbytes)}, got a {format_size(rounded)} block "
+        f"from the {pool} (allocated {_signed(after.allocated - before.allocated)})"
+    )
+    if grew > 0:
+        line += (
+            f"; no cached block fit, so the allocator reserved a new "
+            f"{format_size(segment_size_for(round_size(held.nbytes)))} segment "
+            f"(reserved {_signed(grew)})"
+        )
+        if after.num_alloc_retries > before.num_alloc_retries:
+            line += " after releasing its cached segments and retrying"
+    else:
+        line += "; it reused memory already reserved, so reserved did not change"
+    return line + "."
+
+
+def explain_oom(nbytes: int, before: MemoryState, after: MemoryState) -> str:
+    segment = segment_size_for(round_size(nbytes))
+    cached = before.cached
+    return (
+        f"Out of memory: {format_size(nbytes)} needed a new {format_size(segment)} segment, no "
+        f"cached block was big enough (largest free block {format_size(before.largest_free_block)}"
+        f", {format_size(cached)} free in the cache in total), and after releasing whole cached "
+        f"segments (reserved {_signed(after.reserved - before.reserved)}) the device still "
+        "could not fit it. The page keeps running; free tensors or ask for less."
+    )
+
+
+def free_tensors(
+    backend: MemoryBackend, ledger: TensorLedger, tensor_ids: list[int]
+) -> ActionResult:
+    """Free the given tensors of this session (``del t``) and explain the result."""
+    before = backend.state()
+    try:
+        freed = [ledger.free(i) for i in tensor_ids]
+    except ValueError as error:
+        after = backend.state()
+        return ActionResult(False, str(error), before, after)
+    after = backend.state()
+    if not freed:
+        return ActionResult(False, "No tensors selected.", before, after)
+    names = ", ".join(f"t{h.id}" for h in freed)
+    return ActionResult(True, explain_free(names, before, after), before, after, held=tuple(freed))
+
+
+def explain_free(names: str, before: MemoryState, after: MemoryState) -> str:
+    return (
+        f"del {names}: allocated {_signed(after.allocated - before.allocated)}, reserved "
+        f"{_signed(after.reserved - before.reserved)}: the blocks went back to PyTorch's cache, "
+        "not to the driver, so nvidia-smi still counts them until empty_cache()."
+    )
+
+
+def free_all(backend: MemoryBackend, ledger: TensorLedger) -> ActionResult:
+    """Free every tensor this session holds on ``backend``."""
+    ids = [h.id for h in ledger.held(backend.key)]
+    if not ids:
+        state = backend.state()
+        return ActionResult(True, "This session holds no tensors on this device.", state, state)
+    return free_tensors(backend, ledger, ids)
+
+
+def empty_cache(backend: MemoryBackend) -> ActionResult:
+    """``torch.cuda.empty_cache()`` and what it released."""
+    before = backend.state()
+    backend.empty_cache()
+    after = backend.state()
+    released = before.reserved - after.reserved
+    segments = before.segments - after.segments
+    message = (
+        f"empty_cache(): released {segments} whole free segment(s), reserved "
+        f"{_signed(-released)}; {format_size(after.cached)} stays reserved but unallocated "
+        "inside segments that still hold a live tensor (inactive_split "
+        f"{format_size(after.inactive_split_bytes)}): only whole free segments can be returned."
+    )
+    return ActionResult(True, message, before, after)
+
+
+def reset_peak(backend: MemoryBackend) -> ActionResult:
+    """``torch.cuda.reset_peak_memory_stats()``: the peaks restart from the current values."""
+    before = backend.state()
+    backend.reset_peak()
+    after = backend.state()
+    message = (
+        f"reset_peak_memory_stats(): max allocated {format_size(before.max_allocated)} -> "
+        f"{format_size(after.max_allocated)}, max reserved {format_size(before.max_reserved)} -> "
+        f"{format_size(after.max_reserved)} (peaks restart from the current values)."
+    )
+    return ActionResult(True, message, before, after)

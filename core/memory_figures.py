@@ -1,0 +1,207 @@
+"""Plotly figures for the memory page: the live chart, the segment map and fragmentation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.allocator_sim import MiB, format_size
+from core.memory_backends import MemoryState
+
+BAND_LABEL = "used by the device but not reserved by PyTorch (CUDA context, other processes)"
+COLORS = {
+    "allocated": "#1f77b4",
+    "inactive_split": "#ff7f0e",
+    "free_segment": "#2ca02c",
+    "reserved": "#9467bd",
+    "device": "#7f7f7f",
+}
+STATE_NAMES = {
+    "allocated": "allocated (a live tensor)",
+    "inactive_split": "inactive split (cached, pins its segment)",
+    "free_segment": "free whole segment (empty_cache releases it)",
+}
+
+
+@dataclass(frozen=True)
+class LivePoint:
+    """One sample of one device for the live chart (bytes; ``None`` where unknown)."""
+
+    t: float
+    device: str
+    allocated: int
+    reserved: int
+    device_used: int | None
+    device_total: int | None
+
+
+def live_point(t: float, state: MemoryState) -> LivePoint:
+    return LivePoint(
+        t, state.label, state.allocated, state.reserved, state.device_used, state.device_total
+    )
+
+
+def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
+    """Allocated, reserved, device used and total per device over the last ``window_s`` seconds,
+    with the band between reserved and device used labelled :data:`BAND_LABEL`."""
+    devices = list(dict.fromkeys(p.device for p in points)) or ["(no samples yet)"]
+    fig = make_subplots(rows=len(devices), cols=1, shared_xaxes=True, subplot_titles=devices)
+    now = max((p.t for p in points), default=0.0)
+    for row, device in enumerate(devices, start=1):
+        pts = [p for p in points if p.device == device and p.t >= now - window_s]
+        x = [p.t - now for p in pts]
+        first = row == 1
+
+        def line(name, values, color, row=row, x=x, first=first, **kw):
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=values,
+                    name=name,
+                    legendgroup=name,
+                    showlegend=first,
+                    line={"color": color},
+                    mode="lines+markers" if len(x) < 3 else "lines",
+                    hovertemplate="%{y:.2f} MiB<extra>" + name + "</extra>",
+                    **kw,
+                ),
+                row=row,
+                col=1,
+            )
+
+        line("allocated (tensors)", [p.allocated / MiB for p in pts], COLORS["allocated"])
+        line("reserved (PyTorch cache)", [p.reserved / MiB for p in pts], COLORS["reserved"])
+        if any(p.device_used is not None for p in pts):
+            used = [None if p.device_used is None else p.device_used / MiB for p in pts]
+            line(
+                "device used (nvidia-smi)",
+                used,
+                COLORS["device"],
+                fill="tonexty",
+                fillcolor="rgba(127,127,127,0.25)",
+            )
+            fig.add_trace(  # legend entry that names the band
+                go.Scatter(
+                    x=[None],
+                    y=[None],
+                    name=BAND_LABEL,
+                    mode="markers",
+                    marker={"color": "rgba(127,127,127,0.4)", "symbol": "square", "size": 12},
+                    showlegend=first,
+                ),
+                row=row,
+                col=1,
+            )
+        totals = [p.device_total for p in pts if p.device_total]
+        if totals:
+            line(
+                "device total",
+                [totals[-1] / MiB] * len(x),
+                "#d62728",
+                line_dash="dash",
+            )
+        fig.update_yaxes(title_text="MiB", row=row, col=1)
+    fig.update_xaxes(title_text="seconds (0 = now)", row=len(devices), col=1)
+    fig.update_layout(
+        height=260 * len(devices) + 120,
+        legend={"orientation": "h", "y": -0.25},
+        margin={"t": 40, "b": 10},
+    )
+    return fig
+
+
+def _block_kind(block: dict[str, Any], n_blocks: int) -> str:
+    if block["state"] != "inactive":
+        return "allocated"
+    return "inactive_split" if n_blocks > 1 else "free_segment"
+
+
+def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
+    """One row per segment; each block a bar piece as a share of its segment, coloured by
+    allocated / inactive split / free whole segment, hover showing the sizes."""
+    rows: dict[str, dict[str, list]] = {
+        k: {"x": [], "base": [], "y": [], "text": []} for k in STATE_NAMES
+    }
+    labels = []
+    for i, seg in enumerate(snapshot):
+        label = f"#{i} {seg['segment_type']} {format_size(seg['total_size'])}"
+        labels.append(label)
+        offset = 0
+        for block in seg["blocks"]:
+            kind = _block_kind(block, len(seg["blocks"]))
+            share = 100.0 * block["size"] / seg["total_size"]
+            entry = rows[kind]
+            entry["x"].append(share)
+            entry["base"].append(100.0 * offset / seg["total_size"])
+            entry["y"].append(label)
+            entry["text"].append(
+                f"{STATE_NAMES[kind]}<br>block {format_size(block['size'])}"
+                f" (requested {format_size(block.get('requested_size', 0))})"
+                f"<br>offset {format_size(offset)} in a {format_size(seg['total_size'])} segment"
+            )
+            offset += block["size"]
+    fig = go.Figure()
+    for kind, entry in rows.items():
+        fig.add_trace(
+            go.Bar(
+                x=entry["x"] or [0],
+                base=entry["base"] or [0],
+                y=entry["y"] or [labels[0] if labels else "no segments"],
+                orientation="h",
+                name=STATE_NAMES[kind],
+                marker={"color": COLORS[kind], "line": {"color": "white", "width": 1}},
+                hovertext=entry["text"] or [""],
+                hoverinfo="text",
+            )
+        )
+    fig.update_layout(
+        barmode="overlay",
+        height=120 + 28 * max(len(labels), 1),
+        xaxis={"title": "share of the segment (%)", "range": [0, 100]},
+        yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
+        legend={"orientation": "h", "y": -0.3},
+        margin={"t": 20},
+    )
+    if not snapshot:
+        fig.add_annotation(text="no segments: nothing reserved", showarrow=False, x=50, y=0)
+    return fig
+
+
+def fragmentation_figure(state: MemoryState) -> go.Figure:
+    """Reserved but unallocated memory, the part pinned in split segments, and the largest free
+    block: when the largest block is much smaller than the free total, memory is fragmented."""
+    names = [
+        "allocated",
+        "reserved but unallocated",
+        "of which inactive split",
+        "largest free block",
+    ]
+    values = [
+        state.allocated,
+        state.cached,
+        state.inactive_split_bytes,
+        state.largest_free_block,
+    ]
+    colors = [COLORS["allocated"], COLORS["reserved"], COLORS["inactive_split"], "#17becf"]
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=[v / MiB for v in values],
+            marker_color=colors,
+            text=[format_size(v) for v in values],
+            textposition="auto",
+            hovertemplate="%{x}: %{text}<extra></extra>",
+        )
+    )
+    fig.update_layout(height=300, yaxis_title="MiB", margin={"t": 20})
+    return fig
+
+
+def fragmentation_ratio(state: MemoryState) -> float:
+    """1 - largest free block / reserved-but-unallocated (0 = one piece, ~1 = many crumbs)."""
+    if state.cached <= 0:
+        return 0.0
+    return 1.0 - min(state.largest_free_block, state.cached) / state.cached
