@@ -77,7 +77,8 @@ def _open_header(data: bytes) -> Image.Image:
     except Image.DecompressionBombError as error:
         # Pillow refuses headers above 2x its own limit before we can read the size ourselves.
         raise ImageDecodeError(
-            f"The image header declares a size far beyond the limit of {DEFAULT_MAX_PIXELS:,} "
+            f"The image is too large: its header declares a size far beyond the limit of "
+            f"{DEFAULT_MAX_PIXELS:,} "
             f"pixels ({error}). Files like this are often decompression bombs; resize the image "
             "below the limit before uploading."
         ) from error
