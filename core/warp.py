@@ -50,6 +50,7 @@ PADDING_MODES: tuple[str, ...] = ("zeros", "border", "reflection")
 MAX_OUTPUT_SIDE = 4096  # per side; 4096 x 4096 x 3 float32 is 200 MB on the torch path
 MIN_SIDE = 2  # align_corners=True divides by (W - 1); a 1-pixel side has no extent to map
 BORDER_PX = 2  # pixels excluded on every side for the "interior" error
+TIE_PX = 1e-3  # nearest: a sample this close to k + 0.5 is a rounding tie
 MAX_GRID_POINTS = 625  # sampling-grid markers drawn by the page (25 x 25)
 
 CV2_INTERPOLATION: dict[str, int] = {
@@ -468,6 +469,63 @@ def matrix_from_points(
     return validate_affine(m)
 
 
+def parse_matrix_text(text: str) -> np.ndarray:
+    """Parse a 2x3 matrix typed or pasted as text, then validate it.
+
+    Accepts two lines of three numbers separated by spaces or commas; brackets are ignored,
+    so ``[[1, 0, 5], [0, 1, 0]]`` pasted from Python works too. ``nan`` and ``inf`` parse (and
+    are then rejected by :func:`validate_affine` with a clear message).
+
+    Returns:
+        (2, 3) float64.
+
+    Raises:
+        ValueError: a token that is not a number, a wrong count, NaN/inf, or a singular matrix.
+
+    >>> parse_matrix_text("1 0 5\\n0 1 0").tolist()
+    [[1.0, 0.0, 5.0], [0.0, 1.0, 0.0]]
+    """
+    cleaned = text.replace("[", " ").replace("]", " ").replace(",", " ").replace(";", "\n")
+    rows = [line.split() for line in cleaned.splitlines() if line.strip()]
+    tokens = [tok for row in rows for tok in row]
+    values = []
+    for tok in tokens:
+        try:
+            values.append(float(tok))
+        except ValueError:
+            raise ValueError(f"{tok!r} in the matrix is not a number") from None
+    if len(values) != 6:
+        raise ValueError(
+            f"the matrix needs 6 numbers (2 rows of 3: a b c / d e f), got {len(values)}"
+        )
+    return validate_affine(np.array(values).reshape(2, 3))
+
+
+def default_points(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three source points spread over a ``width`` x ``height`` image and a gently moved copy.
+
+    Returns:
+        ``(src, dst)``, each (3, 2) float64 ``(x, y)`` pixel coordinates, rounded to 0.1 px.
+    """
+    w, h = float(width), float(height)
+    src = np.array([[0.2 * w, 0.2 * h], [0.8 * w, 0.2 * h], [0.2 * w, 0.8 * h]])
+    dst = np.array([[0.25 * w, 0.12 * h], [0.85 * w, 0.32 * h], [0.12 * w, 0.82 * h]])
+    return np.round(src, 1), np.round(dst, 1)
+
+
+def is_grayscale(img: np.ndarray) -> bool:
+    """True for (H, W), (H, W, 1), or colour images whose channels are all equal."""
+    if img.ndim == 2 or img.shape[-1] == 1:
+        return True
+    return bool((img[..., :3] == img[..., :1]).all())
+
+
+def matrix_latex(m: np.ndarray, digits: int = 4) -> str:
+    """A LaTeX ``bmatrix`` of ``m`` (2-D), numbers shown with ``digits`` significant digits."""
+    rows = [" & ".join(f"{float(v):.{digits}g}" for v in row) for row in np.atleast_2d(m)]
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
 # --------------------------------------------------------------------------------------------
 # Warping
 # --------------------------------------------------------------------------------------------
@@ -785,6 +843,18 @@ def source_coordinates(
     return np.stack([x, y], -1)
 
 
+def near_ties(
+    M: np.ndarray | Sequence[Sequence[float]], dsize: Sequence[int], tol: float = TIE_PX
+) -> np.ndarray:
+    """(H_out, W_out) bool: output pixels whose source x or y is within ``tol`` px of k + 0.5.
+
+    There nearest-neighbour rounding is a tie, and OpenCV and grid_sample (computing the
+    position in float32) may pick different neighbours.
+    """
+    xy = source_coordinates(M, dsize)
+    return (np.abs(xy - np.floor(xy) - 0.5) < tol).any(axis=-1)
+
+
 @dataclass(frozen=True)
 class WarpComparison:
     """Everything the page shows for one warp, computed once.
@@ -801,6 +871,10 @@ class WarpComparison:
         notes_shift: ``(dx, dy)`` px by which the notes' theta misplaces every sample with
             align_corners=False (see :func:`notes_shift_px`).
         grid_offset_px: mean distance (px) between grid_sample's and OpenCV's sample points.
+        differing_pixels: output pixels where the two results differ in any channel.
+        differing_off_ties: of those, the ones whose OpenCV sample point is NOT within
+            ``TIE_PX`` of a nearest-neighbour rounding tie (x or y at k + 0.5). For ``nearest``
+            with the correct theta this is 0: the libraries only disagree on how to round ties.
     """
 
     reference: np.ndarray
@@ -814,6 +888,8 @@ class WarpComparison:
     notes: bool
     notes_shift: tuple[float, float]
     grid_offset_px: float
+    differing_pixels: int
+    differing_off_ties: int
 
 
 def compare_warps(
@@ -860,6 +936,8 @@ def compare_warps(
     diff = np.abs(warped.astype(np.float64) - reference.astype(np.float64)).max(axis=2)
     grid = sampling_grid(mats.theta, m, img3.shape[:2], (h, w), align_corners)
     offset = float(np.hypot(grid.in_x - grid.ref_x, grid.in_y - grid.ref_y).mean())
+    differs = (warped != reference).any(axis=2)
+    near_tie = near_ties(m, (w, h))
     return WarpComparison(
         reference=reference,
         warped=warped,
@@ -872,6 +950,8 @@ def compare_warps(
         notes=notes,
         notes_shift=notes_shift_px(m),
         grid_offset_px=offset,
+        differing_pixels=int(differs.sum()),
+        differing_off_ties=int((differs & ~near_tie).sum()),
     )
 
 

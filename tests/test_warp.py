@@ -273,6 +273,7 @@ def test_nearest_ties_are_the_only_exception():
     ref = warp.warp_affine_cv2(img, M, (16, 4), interpolation="nearest")
     # Away from ties they agree exactly: shift by 0.25 px instead.
     M2 = np.array([[1.0, 0, 0.25], [0, 1, 0]])
+    assert not warp.near_ties(M2, (16, 4)).any() and warp.near_ties(M, (16, 4)).all()
     out2 = warp.warp_affine(img, M2, (16, 4), mode="nearest")
     ref2 = warp.warp_affine_cv2(img, M2, (16, 4), interpolation="nearest")
     assert (out2 == ref2).all()
@@ -292,6 +293,9 @@ def test_matches_reference_every_mode(mode, padding_mode, align_corners):
     assert cmp.errors.mean_interior <= 0.5
     # This matrix puts no sample within 1e-3 px of a nearest-neighbour tie.
     assert cmp.errors.max_interior <= (0 if mode == "nearest" else 2)
+    assert not warp.near_ties(M, (64, 48)).any()
+    if mode == "nearest":
+        assert cmp.differing_pixels == cmp.differing_off_ties == 0
 
 
 @pytest.mark.parametrize("align_corners", [False, True])

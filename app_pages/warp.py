@@ -1,0 +1,438 @@
+"""Affine warp playground: an OpenCV matrix through affine_grid + grid_sample vs cv2.warpAffine."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import warp
+from ui.code import show_code
+from ui.image_input import UPLOAD, image_input
+from ui.settings import current_settings
+
+DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
+SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
+
+st.title("Affine warp playground")
+st.caption(
+    "What you will see: one OpenCV matrix M applied twice, by cv2.warpAffine and by "
+    "F.affine_grid + F.grid_sample, with the pixel-by-pixel difference, the matrices that "
+    "connect them, and where every output pixel samples the input."
+)
+settings = current_settings()
+
+img = image_input("warp.image")
+if img is None:
+    st.info("Pick a sample or upload an image to start warping.", icon=":material/image:")
+    st.stop()
+try:
+    warp.validate_image(img)
+except ValueError as error:
+    st.error(
+        f"{error}\n\nHint: choose a bundled sample or upload a larger image.",
+        icon=":material/error:",
+    )
+    st.stop()
+src_h, src_w = img.shape[:2]
+if warp.is_grayscale(img):
+    st.info(
+        "This image is grayscale: its three channels are equal, so both warps and every error "
+        "below are the same as for a single channel.",
+        icon=":material/filter_b_and_w:",
+    )
+
+# ------------------------------------------------------------------------------------------
+# 1. The transform, three ways
+# ------------------------------------------------------------------------------------------
+st.header("1. Define the transform M", anchor=False)
+definition = st.radio(
+    "How to define M (OpenCV's 2x3 matrix: source pixel -> destination pixel)",
+    DEFINITIONS,
+    horizontal=True,
+    key="warp.definition",
+)
+
+matrix: np.ndarray | None = None
+definition_error: str | None = None
+try:
+    if definition == "Sliders":
+        c1, c2, c3, c4 = st.columns(4)
+        angle = c1.slider("Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle")
+        scale = c1.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale")
+        shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x")
+        shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y")
+        tx = c3.slider("Translate x (% of width)", -100, 100, 0, 1, key="warp.tx")
+        ty = c3.slider("Translate y (% of height)", -100, 100, 0, 1, key="warp.ty")
+        cx = c4.slider("Centre x (% of width)", 0, 100, 50, 1, key="warp.cx")
+        cy = c4.slider("Centre y (% of height)", 0, 100, 50, 1, key="warp.cy")
+        centre = (cx / 100 * (src_w - 1), cy / 100 * (src_h - 1))
+        st.caption(
+            f"M = T({tx / 100 * src_w:.1f}, {ty / 100 * src_h:.1f} px) · "
+            f"cv2.getRotationMatrix2D(centre=({centre[0]:.1f}, {centre[1]:.1f}), "
+            f"angle={angle:g}, scale={scale:g}) · Shear(centre)"
+        )
+        matrix = warp.matrix_from_params(
+            angle, scale, shear_x, shear_y, tx / 100 * src_w, ty / 100 * src_h, centre
+        )
+    elif definition == "Matrix entries":
+        default = warp.matrix_from_params(15, 0.9, center=((src_w - 1) / 2, (src_h - 1) / 2))
+        text = st.text_area(
+            "M as two rows of three numbers (a b c / d e f); brackets and commas are fine",
+            value="\n".join("  ".join(f"{v:.6g}" for v in row) for row in default),
+            height=90,
+            key="warp.matrix_text",
+            help="x' = a·x + b·y + c and y' = d·x + e·y + f, in pixels. Paste a NumPy array "
+            "straight from Python if you like.",
+        )
+        matrix = warp.parse_matrix_text(text)
+    else:
+        src_default, dst_default = warp.default_points(src_w, src_h)
+        st.caption(
+            "Three source points and where they must land; cv2.getAffineTransform solves for M."
+        )
+        src_pts, dst_pts = [], []
+        for i in range(3):
+            cols = st.columns(4)
+            values = []
+            for col, (label, name, default_value) in zip(
+                cols,
+                [
+                    (f"source {i + 1} x", f"p{i}_sx", src_default[i, 0]),
+                    (f"source {i + 1} y", f"p{i}_sy", src_default[i, 1]),
+                    (f"destination {i + 1} x", f"p{i}_dx", dst_default[i, 0]),
+                    (f"destination {i + 1} y", f"p{i}_dy", dst_default[i, 1]),
+                ],
+                strict=True,
+            ):
+                values.append(
+                    col.number_input(
+                        label, value=float(default_value), step=1.0, key=f"warp.{name}"
+                    )
+                )
+            src_pts.append(values[:2])
+            dst_pts.append(values[2:])
+        matrix = warp.matrix_from_points(src_pts, dst_pts)
+except ValueError as error:
+    definition_error = str(error)
+
+# ------------------------------------------------------------------------------------------
+# 2. Output size and modes
+# ------------------------------------------------------------------------------------------
+st.header("2. Output size and sampling modes", anchor=False)
+s1, s2, s3, s4 = st.columns([2, 1, 1, 1])
+size_mode = s1.radio("Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode")
+if size_mode == "Custom":
+    out_w = s1.number_input("Output width", min_value=0, value=src_w, step=1, key="warp.out_w")
+    out_h = s1.number_input("Output height", min_value=0, value=src_h, step=1, key="warp.out_h")
+else:
+    factor = {"Same as input": 1.0, "Half (shrink)": 0.5, "Double (enlarge)": 2.0}[size_mode]
+    out_w, out_h = max(1, round(src_w * factor)), max(1, round(src_h * factor))
+mode = s2.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode")
+padding_mode = s3.selectbox("Padding", warp.PADDING_MODES, key="warp.padding")
+align_corners = s4.toggle("align_corners", value=False, key="warp.align_corners")
+notes = s4.toggle(
+    "Use the notes' affine2theta",
+    value=False,
+    key="warp.notes",
+    help="The notes normalize with x_n = 2x/W - 1, which is half a pixel off with "
+    "align_corners=False. Switch it on to see the error appear.",
+)
+st.caption(
+    f"`F.affine_grid(theta, size=(1, C, {out_h}, {out_w}))`: **size is the output grid's "
+    f"resolution**. The grid has {out_h}×{out_w} sample points whatever the input size "
+    f"({src_h}×{src_w}); shrinking or enlarging only changes how densely the input is sampled. "
+    "It is cv2's `dsize = (width, height)`, written the other way round."
+)
+
+if definition_error is not None:
+    st.error(
+        f"{definition_error}\n\nHint: change the {definition.lower()} above; the rest of the "
+        "page updates as soon as M is valid.",
+        icon=":material/error:",
+    )
+    st.stop()
+try:
+    dsize = warp.validate_dsize((out_w, out_h))
+except ValueError as error:
+    st.error(
+        f"{error}\n\nHint: pick an output width and height between {warp.MIN_SIDE} and "
+        f"{warp.MAX_OUTPUT_SIDE} pixels.",
+        icon=":material/error:",
+    )
+    st.stop()
+
+try:
+    with st.spinner("Warping with cv2.warpAffine and F.grid_sample..."):
+        result = warp.compare_warps(
+            img,
+            matrix,
+            dsize,
+            align_corners=align_corners,
+            mode=mode,
+            padding_mode=padding_mode,
+            device=settings.device,
+            notes=notes,
+        )
+        correct = (
+            warp.compare_warps(
+                img,
+                matrix,
+                dsize,
+                align_corners=align_corners,
+                mode=mode,
+                padding_mode=padding_mode,
+                device=settings.device,
+            )
+            if notes
+            else result
+        )
+except ValueError as error:
+    st.error(
+        f"{error}\n\nHint: a different image, transform or output size will work.",
+        icon=":material/error:",
+    )
+    st.stop()
+
+# ------------------------------------------------------------------------------------------
+# 3. Side by side
+# ------------------------------------------------------------------------------------------
+st.header("3. cv2.warpAffine vs F.grid_sample", anchor=False)
+theta_name = "the notes' affine2theta" if notes else "affine_to_theta"
+c1, c2, c3 = st.columns(3)
+with c1:
+    st.image(
+        result.reference,
+        caption=f"cv2.warpAffine ({result.cv2_interpolation}, {result.cv2_border})",
+        width="stretch",
+    )
+with c2:
+    st.image(
+        result.warped,
+        caption=f"F.grid_sample ({mode}, {padding_mode}, "
+        f"align_corners={align_corners}) with {theta_name}",
+        width="stretch",
+    )
+with c3:
+    heat = go.Figure(
+        go.Heatmap(
+            z=result.difference,
+            colorscale="Inferno",
+            zmin=0,
+            colorbar={"title": "|Δ|"},
+            hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
+        )
+    )
+    heat.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
+    heat.update_xaxes(showticklabels=False)
+    heat.update_layout(
+        title="|grid_sample − warpAffine| (max over channels)",
+        margin={"l": 0, "r": 0, "t": 40, "b": 0},
+        height=320,
+    )
+    st.plotly_chart(heat, width="stretch", key="warp.diff_chart")
+
+e = result.errors
+m1, m2, m3, m4 = st.columns(4)
+unit = " grey levels" if img.dtype == np.uint8 else ""
+m1.metric(f"Interior max |Δ| ({e.border_px} px border excluded)", f"{e.max_interior:.3g}")
+m2.metric("Interior mean |Δ|", f"{e.mean_interior:.4f}")
+m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
+m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
+
+if mode == "nearest":
+    st.caption(
+        f"Nearest neighbour: {result.differing_pixels} output pixels differ, "
+        f"{result.differing_off_ties} of them away from a rounding tie (a sample point within "
+        f"{warp.TIE_PX:g} px of k + 0.5, where OpenCV and grid_sample may round to different "
+        "neighbours)."
+    )
+dx, dy = result.notes_shift
+shift = float(np.hypot(dx, dy))
+if notes:
+    st.warning(
+        f"**The notes' affine2theta is in use.** Every sample is misplaced by the same "
+        f"(dx, dy) = ({dx:+.3f}, {dy:+.3f}) px with align_corners=False "
+        f"(|shift| = {shift:.3f} px; measured on the grid below: {result.grid_offset_px:.3f} px). "
+        f"Interior mean error {e.mean_interior:.3f}{unit} vs {correct.errors.mean_interior:.4f} "
+        f"with the correct theta; max {e.max_interior:.3g} vs {correct.errors.max_interior:.3g}."
+        + (
+            " With align_corners=True its 2/W (instead of 2/(W−1)) also scales the image "
+            "slightly about the top-left corner."
+            if align_corners
+            else ""
+        ),
+        icon=":material/warning:",
+    )
+else:
+    st.success(
+        f"Correct theta: the two paths agree to {e.mean_interior:.4f}{unit} on average and "
+        f"{e.max_interior:.3g} at most inside the border. (Switch on the notes' affine2theta "
+        f"to shift every sample by {shift:.3f} px.)",
+        icon=":material/check_circle:",
+    )
+
+row = dsize[1] // 2
+profile = go.Figure()
+for name, image in (("cv2.warpAffine", result.reference), ("F.grid_sample", result.warped)):
+    values = image[row].astype(np.float64).mean(axis=1)
+    profile.add_trace(go.Scatter(y=values, mode="lines", name=name))
+profile.update_layout(
+    title=f"Output row {row}, mean over channels: a sideways offset between the curves is a shift",
+    xaxis_title="output x (px)",
+    yaxis_title="value",
+    height=280,
+    margin={"l": 0, "r": 0, "t": 40, "b": 0},
+)
+st.plotly_chart(profile, width="stretch", key="warp.profile_chart")
+
+# ------------------------------------------------------------------------------------------
+# 4. Matrices and the sampling grid
+# ------------------------------------------------------------------------------------------
+st.header("4. From M to theta, and where each output pixel samples", anchor=False)
+mats = result.matrices
+tab_mats, tab_grid = st.tabs(["Matrices", "Sampling grid"])
+with tab_mats:
+    st.latex(r"\theta = N_{src}\, M^{-1}\, N_{dst}^{-1}\quad\text{(top two rows of the 3×3)}")
+    st.latex(mats.formula)
+    st.caption(
+        f"align_corners={align_corners}: "
+        + (
+            "−1 and 1 are the centres of the corner pixels."
+            if align_corners
+            else "−1 and 1 are the outer edges of the image, half a pixel beyond the corner "
+            "pixel centres."
+        )
+        + f" N_src uses the input size {src_w}×{src_h}, N_dst the output size "
+        f"{dsize[0]}×{dsize[1]}."
+    )
+    a, b, c, d = st.columns(4)
+    a.latex(r"N_{src} = " + warp.matrix_latex(mats.n_src))
+    b.latex(r"M^{-1} = " + warp.matrix_latex(mats.m_inv))
+    c.latex(r"N_{dst} = " + warp.matrix_latex(mats.n_dst))
+    d.latex(r"\theta = " + warp.matrix_latex(mats.theta))
+    st.latex(r"M = " + warp.matrix_latex(mats.m))
+    if notes:
+        st.latex(r"\theta_{correct} = " + warp.matrix_latex(mats.correct_theta))
+    with st.expander("Why the inverse, and why normalize?"):
+        st.markdown(
+            "cv2.warpAffine reads the destination pixel d from the source at M⁻¹·d, so the "
+            "matrix it needs internally is the inverse of the one you give it. affine_grid "
+            "does the same lookup but wants it in normalized coordinates: for each output "
+            "position in [−1, 1] it returns an input position in [−1, 1]. So we convert output "
+            "pixels to normalized coordinates backwards (N_dst⁻¹), apply M⁻¹, and normalize the "
+            f"result with the input size (N_src). Here theta[0, 2] = {mats.theta[0, 2]:.4f}: "
+            "the normalized input x read by the output's centre column when the image is not "
+            "rotated."
+        )
+with tab_grid:
+    grid = result.grid
+    fig = go.Figure(go.Image(z=img if img.ndim == 3 else np.dstack([img] * 3)))
+    hover = [
+        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
+        for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=grid.in_x,
+            y=grid.in_y,
+            mode="markers",
+            marker={"size": 5, "color": grid.out_x, "colorscale": "Viridis", "line": {"width": 0}},
+            name="grid_sample samples",
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    if notes:
+        fig.add_trace(
+            go.Scatter(
+                x=grid.ref_x,
+                y=grid.ref_y,
+                mode="markers",
+                marker={"size": 5, "color": "red", "symbol": "x"},
+                name="where OpenCV samples",
+                hovertemplate="OpenCV samples (%{x:.2f}, %{y:.2f})<extra></extra>",
+            )
+        )
+    corners = np.array(
+        [[0, 0], [dsize[0] - 1, 0], [dsize[0] - 1, dsize[1] - 1], [0, dsize[1] - 1], [0, 0]],
+        dtype=np.float64,
+    )
+    m_inv = mats.m_inv
+    frame = corners @ m_inv[:2, :2].T + m_inv[:2, 2]
+    fig.add_trace(
+        go.Scatter(
+            x=frame[:, 0],
+            y=frame[:, 1],
+            mode="lines",
+            name="output frame",
+            line={"color": "white", "dash": "dash"},
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        height=520,
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        legend={"orientation": "h"},
+        title=f"Every {grid.step}th output pixel in x and y ({grid.in_x.size} points) drawn at "
+        "the input position it reads; colour = output x",
+    )
+    st.plotly_chart(fig, width="stretch", key="warp.grid_chart")
+    st.caption(
+        "Hover a dot: output pixel ← input coordinate. Dots outside the picture read the "
+        f"padding ({padding_mode}). The dashed outline is the output frame seen from the input."
+    )
+
+# ------------------------------------------------------------------------------------------
+# 5. Timing and code
+# ------------------------------------------------------------------------------------------
+st.header("5. Timing", anchor=False)
+st.caption(
+    f"Both paths on the current image and output size; torch on `{settings.device}`. On a GPU, "
+    "torch.cuda.synchronize() runs before starting and before stopping the clock, because CUDA "
+    "calls return before the kernel has finished."
+)
+if st.button("Time both paths (median of 5)", key="warp.time", icon=":material/timer:"):
+    try:
+        with st.spinner("Timing cv2.warpAffine and affine_grid + grid_sample..."):
+            timing = warp.time_warps(
+                img,
+                matrix,
+                dsize,
+                align_corners=align_corners,
+                mode=mode,
+                padding_mode=padding_mode,
+                device=settings.device,
+            )
+    except ValueError as error:
+        st.error(f"{error}\n\nHint: choose another device in the sidebar.", icon=":material/error:")
+    else:
+        t1, t2, t3, t4 = st.columns(4)
+        t1.metric("cv2.warpAffine (CPU)", f"{timing.cv2_ms:.2f} ms")
+        t2.metric(f"torch end to end ({timing.device})", f"{timing.torch_ms:.2f} ms")
+        t3.metric("affine_grid + grid_sample only", f"{timing.torch_kernel_ms:.2f} ms")
+        t4.metric("torch / cv2", f"{timing.ratio:.1f}×")
+        st.caption(
+            "End to end = numpy → tensor on the device → affine_grid + grid_sample → numpy. "
+            "The grid_sample path also builds a float grid of 2·H·W coordinates first."
+        )
+
+sample = st.session_state.get("warp.image.sample", "chelsea.png")
+if st.session_state.get("warp.image.source") == UPLOAD:
+    image_code = "np.array(Image.open('your_image.png').convert('RGB'))"
+else:
+    image_code = (
+        f"np.array(Image.open(Path(skimage.data.data_dir) / {str(sample)!r}).convert('RGB'))"
+    )
+show_code(
+    warp.snippet_for(
+        matrix,
+        dsize,
+        align_corners=align_corners,
+        mode=mode,
+        padding_mode=padding_mode,
+        device=settings.device,
+        notes=notes,
+        image_code=image_code,
+    )
+)

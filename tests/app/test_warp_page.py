@@ -1,0 +1,259 @@
+"""AppTest for the affine warp playground: three ways to define M, every mode, bad input."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from core import warp
+from core.images import load_sample
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def interior_mean(at) -> float:
+    return float(metrics(at)["Interior mean |Δ|"])
+
+
+def interior_max(at) -> float:
+    return float(metrics(at)["Interior max |Δ| (2 px border excluded)"])
+
+
+def errors(at) -> str:
+    return " ".join(e.value for e in at.error)
+
+
+def png_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def page(open_page):
+    at = open_page("warp")
+    assert not at.exception, at.exception
+    return at
+
+
+def test_default_view(page):
+    at = page
+    assert not at.error
+    assert at.title[0].value == "Affine warp playground"
+    assert interior_max(at) <= 2 and interior_mean(at) <= 0.5
+    assert len(at.latex) >= 6  # formula, normalization and N_src, M^-1, N_dst, theta, M
+    assert any("size is the output grid" in c.value for c in at.caption)
+    assert at.success  # "Correct theta: the two paths agree ..."
+
+
+def test_sliders_define_the_transform(page):
+    at = page
+    at.slider(key="warp.angle").set_value(-120.0).run()
+    at.slider(key="warp.scale").set_value(2.5).run()
+    at.slider(key="warp.shear_x").set_value(0.4).run()
+    at.slider(key="warp.shear_y").set_value(-0.3).run()
+    at.slider(key="warp.tx").set_value(-30).run()
+    at.slider(key="warp.ty").set_value(20).run()
+    at.slider(key="warp.cx").set_value(10).run()
+    at.slider(key="warp.cy").set_value(90).run()
+    assert not at.exception and not at.error
+    assert interior_max(at) <= 2 and interior_mean(at) <= 0.5
+    assert any("getRotationMatrix2D" in c.value and "angle=-120" in c.value for c in at.caption)
+
+
+def test_sliders_singular_shear(page):
+    at = page
+    at.slider(key="warp.shear_x").set_value(1.0).run()
+    at.slider(key="warp.shear_y").set_value(1.0).run()
+    assert not at.exception
+    assert "singular" in errors(at) and "Hint" in errors(at)
+    at.slider(key="warp.shear_y").set_value(0.0).run()
+    assert not at.error
+
+
+def test_matrix_entries(page):
+    at = page
+    at.radio(key="warp.definition").set_value("Matrix entries").run()
+    assert not at.exception and not at.error
+    at.text_area(key="warp.matrix_text").input("[[0.8, 0.3, 20], [-0.2, 1.1, -10]]").run()
+    assert not at.exception and not at.error
+    assert interior_max(at) <= 2
+    assert any("M =" in latex.value and "0.8" in latex.value for latex in at.latex)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("0 0 0\n0 0 0", "singular"),
+        ("1 2 0\n2 4 0", "singular"),
+        ("nan 0 0\n0 1 0", "NaN"),
+        ("1 0 inf\n0 1 0", "infinite"),
+        ("1 0\n0 1", "needs 6 numbers"),
+        ("1 0 x\n0 1 0", "not a number"),
+    ],
+)
+def test_matrix_entries_bad_input(page, text, fragment):
+    at = page
+    at.radio(key="warp.definition").set_value("Matrix entries").run()
+    at.text_area(key="warp.matrix_text").input(text).run()
+    assert not at.exception
+    assert fragment in errors(at)
+    # The page keeps working: fix the matrix and the error is gone.
+    at.text_area(key="warp.matrix_text").input("1 0 3\n0 1 4").run()
+    assert not at.error and not at.exception
+
+
+def test_point_pairs(page):
+    at = page
+    at.radio(key="warp.definition").set_value("Point pairs").run()
+    assert not at.exception and not at.error
+    at.number_input(key="warp.p0_dx").set_value(40.0).run()
+    at.number_input(key="warp.p2_dy").set_value(260.0).run()
+    assert not at.exception and not at.error
+    assert interior_max(at) <= 2
+
+
+def test_point_pairs_collinear(page):
+    at = page
+    at.radio(key="warp.definition").set_value("Point pairs").run()
+    for key, value in [
+        ("warp.p0_sx", 10.0),
+        ("warp.p0_sy", 10.0),
+        ("warp.p1_sx", 20.0),
+        ("warp.p1_sy", 20.0),
+        ("warp.p2_sx", 30.0),
+        ("warp.p2_sy", 30.0),
+    ]:
+        at.number_input(key=key).set_value(value)
+    at.run()
+    assert not at.exception
+    assert "collinear" in errors(at)
+
+
+@pytest.mark.parametrize(
+    ("size_mode", "shape"),
+    [("Half (shrink)", (150, 226)), ("Double (enlarge)", (600, 902))],
+)
+def test_output_size_modes(page, size_mode, shape):
+    at = page
+    at.radio(key="warp.size_mode").set_value(size_mode).run()
+    assert not at.exception and not at.error
+    assert interior_max(at) <= 2
+    assert any(f"size=(1, C, {shape[0]}, {shape[1]})" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(("w", "h", "fragment"), [(0, 100, "too small"), (5000, 100, "cap")])
+def test_output_size_bad(page, w, h, fragment):
+    at = page
+    at.radio(key="warp.size_mode").set_value("Custom").run()
+    at.number_input(key="warp.out_w").set_value(w)
+    at.number_input(key="warp.out_h").set_value(h).run()
+    assert not at.exception
+    assert fragment in errors(at)
+    at.number_input(key="warp.out_w").set_value(123).run()
+    assert not at.error
+
+
+def test_custom_output_size(page):
+    at = page
+    at.radio(key="warp.size_mode").set_value("Custom").run()
+    at.number_input(key="warp.out_w").set_value(97)
+    at.number_input(key="warp.out_h").set_value(403).run()
+    assert not at.exception and not at.error
+    assert interior_max(at) <= 2
+
+
+def test_every_mode(page):
+    """All 3 interpolations x 3 paddings x 2 align_corners agree with cv2 (the flag mapping)."""
+    at = page
+    at.slider(key="warp.scale").set_value(0.6).run()  # shows plenty of padding
+    for mode, padding, align in itertools.product(
+        warp.INTERPOLATIONS, warp.PADDING_MODES, (False, True)
+    ):
+        at.selectbox(key="warp.mode").select(mode)
+        at.selectbox(key="warp.padding").select(padding)
+        at.toggle(key="warp.align_corners").set_value(align).run()
+        assert not at.exception, (mode, padding, align)
+        assert not at.error, (mode, padding, align)
+        assert interior_mean(at) <= 0.5, (mode, padding, align)
+        if mode == "nearest":  # differences only where the sample point is a rounding tie
+            assert any(" 0 of them away from a rounding tie" in c.value for c in at.caption)
+        else:
+            assert interior_max(at) <= 2, (mode, padding, align)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_notes_toggle_shows_the_error(page, align_corners):
+    at = page
+    at.toggle(key="warp.align_corners").set_value(align_corners).run()
+    correct_mean = interior_mean(at)
+    at.toggle(key="warp.notes").set_value(True).run()
+    assert not at.exception and not at.error
+    assert interior_mean(at) > correct_mean + 0.5
+    text = at.warning[0].value
+    assert "notes' affine2theta" in text and "0.366 px" in text  # 30 degrees, scale 1
+    assert any("theta_{correct}" in latex.value for latex in at.latex)
+
+
+def test_grayscale_sample(page):
+    at = page
+    at.selectbox(key="warp.image.sample").select("camera.png").run()
+    assert not at.exception and not at.error
+    assert any("grayscale" in info.value for info in at.info)
+    assert interior_max(at) <= 2
+
+
+def test_grayscale_upload(page):
+    at = page
+    at.radio(key="warp.image.source").set_value("Upload a file").run()
+    gray = np.tile(np.arange(64, dtype=np.uint8) * 4, (48, 1))
+    at.file_uploader(key="warp.image.upload").set_value(("g.png", png_bytes(gray), "image/png"))
+    at.run()
+    assert not at.exception and not at.error
+    assert any("grayscale" in info.value for info in at.info)
+
+
+def test_one_pixel_image(page):
+    at = page
+    at.radio(key="warp.image.source").set_value("Upload a file").run()
+    tiny = np.full((1, 1, 3), 200, np.uint8)
+    at.file_uploader(key="warp.image.upload").set_value(("t.png", png_bytes(tiny), "image/png"))
+    at.run()
+    assert not at.exception
+    assert "1x1" in errors(at) and "at least 2x2" in errors(at)
+
+
+def test_timing_button(page):
+    at = page
+    at.button(key="warp.time").click().run()
+    assert not at.exception and not at.error
+    shown = metrics(at)
+    assert shown["cv2.warpAffine (CPU)"].endswith(" ms")
+    assert "torch end to end (cpu)" in shown
+
+
+@pytest.mark.parametrize("notes", [False, True])
+def test_snippet_runs_and_matches_page(page, notes, capsys):
+    at = page
+    at.slider(key="warp.angle").set_value(-40.0)
+    at.slider(key="warp.tx").set_value(10)
+    at.selectbox(key="warp.mode").select("bicubic")
+    at.toggle(key="warp.notes").set_value(notes).run()
+    code = at.code[0].value
+    namespace: dict = {}
+    exec(compile(code, "<warp page snippet>", "exec"), namespace)
+    assert "interior |grid_sample - cv2.warpAffine|" in capsys.readouterr().out
+    img = load_sample("chelsea.png").rgb
+    np.testing.assert_array_equal(namespace["img"], img)
+    M = warp.matrix_from_params(
+        -40.0, 1.0, tx=0.1 * img.shape[1], center=((img.shape[1] - 1) / 2, (img.shape[0] - 1) / 2)
+    )
+    np.testing.assert_allclose(namespace["M"], M, atol=1e-12)
+    expected = warp.compare_warps(img, M, (img.shape[1], img.shape[0]), mode="bicubic", notes=notes)
+    np.testing.assert_array_equal(namespace["out"], expected.warped)
