@@ -48,6 +48,26 @@ def _assert_state_matches(state: BNState, module: nn.Module, tol: float) -> None
     assert state.num_batches_tracked == int(module.num_batches_tracked)
 
 
+def _output_tol(x: torch.Tensor, module: nn.Module, tol: float) -> float:
+    """``tol``, widened only for ill-conditioned batches.
+
+    torch computes ``y = x * alpha + beta`` with ``alpha = weight / sqrt(var + eps)``. When
+    ``|x| * alpha`` is large (a channel whose spread is tiny next to its mean), the rounding of
+    that product alone is about ``|x| * alpha * 2**-24`` in float32, so no independent float32
+    implementation can agree to 1e-5 there. Well-conditioned batches use ``tol`` unchanged.
+    """
+    dims = [0, *range(2, x.dim())]
+    if module.training or module.running_var is None:
+        var = x.var(dim=dims, unbiased=False)
+    else:
+        var = module.running_var
+    alpha = 1.0 / torch.sqrt(var + module.eps)
+    if module.weight is not None:
+        alpha = alpha * module.weight.detach().abs()
+    reach = (x.abs().amax(dim=dims) * alpha).max().item()
+    return max(tol, 8.0 * reach * torch.finfo(x.dtype).eps)
+
+
 class TestManualBatchnorm:
     def test_smoke(self):
         x = torch.randn(8, 3, 5)
@@ -184,7 +204,7 @@ class TestManualBatchnorm:
                 y, state = manual_batchnorm(x, state, training=training, momentum=momentum,
                                             eps=eps, weight=module.weight, bias=module.bias,
                                             track_running_stats=track)
-            torch.testing.assert_close(y, expected, rtol=tol, atol=tol)
+            torch.testing.assert_close(y, expected, rtol=tol, atol=_output_tol(x, module, tol))
             _assert_state_matches(state, module, tol)
 
 
