@@ -1,0 +1,210 @@
+"""core.models: the offline EfficientNet-Lite0, the torchvision registry and safe custom uploads."""
+
+from __future__ import annotations
+
+import io
+import math
+import pickle
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from core import models as M
+from core.images import load_sample
+
+
+@pytest.fixture(scope="module")
+def lite0() -> M.LoadedModel:
+    return M.load_model("efficientnet_lite0", device="cpu")
+
+
+def sample(name: str) -> np.ndarray:
+    return load_sample(name).rgb
+
+
+class TinyNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 1000)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(F.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1).flatten(1))
+
+
+def saved(obj: object) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+class TestEfficientNetLite0:
+    def test_smoke(self, lite0: M.LoadedModel) -> None:
+        assert not lite0.model.training
+        assert all(not m.training for m in lite0.model.modules())
+        assert len(lite0.categories) == 1000
+        assert lite0.categories[285] == "Egyptian cat"
+        x = lite0.preprocess(sample("chelsea.png"))
+        assert x.shape == (1, 3, 224, 224) and x.dtype == torch.float32
+        assert all(not p.requires_grad for p in lite0.model.parameters())
+        assert "(pixel - 127) / 128" in lite0.describe_preprocessing()
+
+    def test_weights_layout_matches_the_package_file(self, lite0: M.LoadedModel) -> None:
+        state = torch.load(M.efficientnet_lite0_weights_path(), weights_only=True)
+        assert len(state) == 296
+        assert set(state) == set(lite0.model.state_dict())
+        n_params = sum(p.numel() for p in lite0.model.parameters())
+        assert math.isclose(n_params / 1e6, 4.65, abs_tol=0.05)
+
+    @pytest.mark.parametrize(("name", "expected"), [("chelsea.png", 285), ("coffee.png", 967)])
+    def test_matches_reference(self, lite0: M.LoadedModel, name: str, expected: int) -> None:
+        with torch.no_grad():
+            logits = lite0.model(lite0.preprocess(sample(name)))
+        top = M.top_k(logits, lite0.categories, 5)
+        assert top[0][0] == expected, top
+        assert top[0][2] > 0.5
+
+    def test_preprocessing_is_minus_127_over_128(self, lite0: M.LoadedModel) -> None:
+        image = np.random.default_rng(0).integers(0, 256, (224, 224, 3), dtype=np.uint8)
+        expected = (torch.from_numpy(image).permute(2, 0, 1).float() - 127) / 128
+        torch.testing.assert_close(lite0.preprocess(image)[0], expected, atol=1e-5, rtol=0)
+        black = lite0.black_level().flatten()
+        torch.testing.assert_close(black, torch.full((3,), -127 / 128))
+
+    def test_same_padding_matches_tensorflow(self) -> None:
+        conv = M.Conv2dSame(2, 3, 3, stride=2, bias=False)
+        x = torch.randn(1, 2, 8, 8)
+        # TF SAME for k=3, s=2, even input: 0 rows/cols before, 1 after.
+        expected = F.conv2d(F.pad(x, [0, 1, 0, 1]), conv.weight, stride=2)
+        torch.testing.assert_close(conv(x), expected)
+        conv1 = M.Conv2dSame(2, 3, 5, stride=1, bias=False)
+        torch.testing.assert_close(conv1(x), F.conv2d(x, conv1.weight, padding=2))
+
+    @settings(max_examples=10, deadline=None)
+    @given(h=st.integers(1, 40), w=st.integers(1, 40), stride=st.sampled_from([1, 2]))
+    def test_same_padding_output_size(self, h: int, w: int, stride: int) -> None:
+        conv = M.Conv2dSame(1, 1, 3, stride=stride)
+        out = conv(torch.zeros(1, 1, h, w))
+        assert out.shape[-2:] == (math.ceil(h / stride), math.ceil(w / stride))
+
+    def test_exception(self, lite0: M.LoadedModel) -> None:
+        with pytest.raises(ValueError, match="Unknown model 'alexnet'.*efficientnet_lite0"):
+            M.load_model("alexnet")
+        with pytest.raises(ValueError, match=r"shape \(H, W, 3\)"):
+            lite0.preprocess(np.zeros((10, 10), np.uint8))
+        with pytest.raises(ValueError, match="uint8"):
+            lite0.preprocess(np.zeros((10, 10, 3), np.float32))
+        with pytest.raises(ValueError, match="device"):
+            M.load_model(device="tpu:0")
+
+
+class TestSmallImages:
+    def test_tiny_image_is_upscaled_with_notice(self) -> None:
+        tiny = np.zeros((10, 20, 3), np.uint8)
+        bigger, notice = M.ensure_min_side(tiny)
+        assert min(bigger.shape[:2]) >= 32 and bigger.shape[2] == 3
+        assert notice is not None and "20x10" in notice and "upscaled" in notice
+
+    def test_normal_image_is_untouched(self) -> None:
+        image = np.zeros((40, 33, 3), np.uint8)
+        same, notice = M.ensure_min_side(image)
+        assert same is image and notice is None
+
+    def test_tiny_image_still_classifies(self, lite0: M.LoadedModel) -> None:
+        x = lite0.preprocess(np.full((5, 5, 3), 200, np.uint8))
+        assert x.shape == (1, 3, 224, 224)
+
+
+class TestTorchvisionRegistry:
+    def test_unavailable_offline_names_exact_path(self, monkeypatch, tmp_path) -> None:
+        monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+        entry = M.model_availability("resnet18")
+        expected = tmp_path / "hub" / "checkpoints" / "resnet18-f37072fd.pth"
+        assert not entry.available
+        assert entry.weights_path == expected
+        assert str(expected) in entry.reason
+        with pytest.raises(ValueError, match="not available offline.*resnet18-f37072fd.pth"):
+            M.load_model("resnet18")
+        names = [e.spec.name for e in M.list_models()]
+        assert names[0] == "efficientnet_lite0" and "vit_b_16" in names
+
+    def test_loads_from_local_hub_cache(self, monkeypatch, tmp_path) -> None:
+        import torchvision
+
+        monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+        reference = torchvision.models.resnet18(weights=None).eval()
+        path = M.expected_weights_path("resnet18")
+        assert path is not None
+        path.parent.mkdir(parents=True)
+        torch.save(reference.state_dict(), path)
+        assert M.model_availability("resnet18").available
+        loaded = M.load_model("resnet18")
+        assert loaded.preprocessing.resize == 256 and loaded.preprocessing.crop == 224
+        x = torch.randn(1, 3, 224, 224)
+        with torch.no_grad():
+            torch.testing.assert_close(loaded.model(x), reference(x))
+
+    def test_preprocessing_matches_torchvision_transforms(self) -> None:
+        import torchvision
+
+        weights = torchvision.models.ResNet18_Weights.DEFAULT
+        prep = M._preprocessing_from_weights(weights)
+        image = sample("astronaut.png")
+        ours = M.preprocess_image(image, prep)[0]
+        theirs = weights.transforms()(torch.from_numpy(image).permute(2, 0, 1))
+        # torchvision resizes the uint8 tensor (rounding to integers); we resize floats.
+        assert (ours - theirs).abs().max() < 0.5 / 255 / 0.224 + 1e-4
+
+
+class TestCustomUpload:
+    def test_torchscript(self) -> None:
+        buffer = io.BytesIO()
+        torch.jit.save(torch.jit.script(TinyNet().eval()), buffer)
+        loaded = M.load_custom_model(buffer.getvalue(), filename="tiny.pt")
+        assert len(loaded.categories) == 1000 and "TorchScript" in loaded.source
+        assert loaded.preprocess(sample("coffee.png")).shape == (1, 3, 224, 224)
+
+    def test_state_dict_for_lite0(self, lite0: M.LoadedModel) -> None:
+        data = M.efficientnet_lite0_weights_path().read_bytes()
+        loaded = M.load_custom_model(data, filename="lite0.pth", architecture="efficientnet_lite0")
+        x = loaded.preprocess(sample("chelsea.png"))
+        with torch.no_grad():
+            torch.testing.assert_close(loaded.model(x), lite0.model(x))
+
+    def test_exception_not_a_model_file(self) -> None:
+        with pytest.raises(ValueError, match="neither a TorchScript module nor a state_dict"):
+            M.load_custom_model(b"this is not a model", filename="notes.txt")
+        with pytest.raises(ValueError, match="empty"):
+            M.load_custom_model(b"", filename="empty.pt")
+
+    def test_exception_pickled_code_is_refused(self) -> None:
+        # weights_only=True refuses arbitrary classes: a whole pickled module is not loaded.
+        with pytest.raises(ValueError, match="neither a TorchScript module nor a state_dict"):
+            M.load_custom_model(saved(TinyNet()), filename="module.pt", architecture="resnet18")
+        with pytest.raises(ValueError, match="neither a TorchScript"):
+            M.load_custom_model(pickle.dumps({"a": 1}), filename="plain.pkl")
+
+    def test_exception_mismatched_keys(self) -> None:
+        state = TinyNet().state_dict()
+        with pytest.raises(ValueError, match=r"does not match.*missing key.*unexpected key"):
+            M.load_custom_model(saved(state), filename="tiny.pt", architecture="resnet18")
+
+    def test_exception_wrong_head_shape(self) -> None:
+        import torchvision
+
+        state = torchvision.models.resnet18(weights=None, num_classes=10).state_dict()
+        with pytest.raises(ValueError, match=r"wrong shape.*fc\.weight.*1000-class"):
+            M.load_custom_model(saved(state), filename="r18_10.pt", architecture="resnet18")
+
+    def test_exception_state_dict_needs_architecture(self) -> None:
+        with pytest.raises(ValueError, match="choose the architecture"):
+            M.load_custom_model(saved(TinyNet().state_dict()), filename="tiny.pt")
+        with pytest.raises(ValueError, match="Unknown architecture 'lenet'"):
+            M.load_custom_model(
+                saved(TinyNet().state_dict()), filename="tiny.pt", architecture="lenet"
+            )
