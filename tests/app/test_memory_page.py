@@ -1,0 +1,144 @@
+"""AppTest: every action and every guided scenario on the simulated GPU (CI has no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.memory_scenarios import SCENARIOS
+
+SLUG = "memory"
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def _success(at) -> str:
+    return " ".join(s.value for s in at.success)
+
+
+def _errors(at) -> str:
+    return " ".join(e.value for e in at.error)
+
+
+@pytest.fixture
+def page(open_page):
+    at = open_page(SLUG)
+    _ok(at)
+    if "simulated GPU" not in at.radio(key="memory.backend").options:
+        pytest.skip("simulator choice missing")
+    at.radio(key="memory.backend").set_value("simulated GPU").run()
+    return _ok(at)
+
+
+def test_smoke_labelled_simulated(page):
+    assert page.title[0].value == "CUDA memory monitor"
+    assert any("SIMULATED" in w.value for w in page.warning)
+    assert page.get("plotly_chart")  # live chart, segment map, fragmentation
+
+
+def test_allocate_by_size_notes_numbers(page):
+    page.number_input(key="memory.size").set_value(4.0)
+    page.selectbox(key="memory.unit").select("B")
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    text = _success(page)
+    assert "asked for 4 bytes, got a 512 bytes block" in text
+    assert "new 2.00 MiB segment" in text
+
+
+def test_allocate_by_shape_and_dtype(page):
+    page.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    page.text_input(key="memory.shape").input("1024, 1024")
+    page.selectbox(key="memory.dtype").select("float16")
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    assert "asked for 2.00 MiB" in _success(page)
+
+
+def test_bad_shape_shows_error_and_page_keeps_working(page):
+    page.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    page.text_input(key="memory.shape").input("ten, 3")
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    assert "shape must be comma-separated whole numbers" in _errors(page)
+
+
+def test_too_large_request_is_refused(page):
+    page.radio(key="memory.sim_total").set_value(8).run()
+    page.number_input(key="memory.size").set_value(100.0)
+    page.selectbox(key="memory.unit").select("GB")
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    assert "Refused: 100.00 GiB is more than" in _errors(page)
+
+
+def test_free_selected_free_all_empty_cache_reset_peak(page):
+    page.number_input(key="memory.size").set_value(3.0)
+    page.selectbox(key="memory.unit").select("MB")
+    for _ in range(3):
+        page.button(key="memory.allocate").click().run()
+        _ok(page)
+    select = page.multiselect(key="memory.free_select")
+    assert len(select.options) == 3
+    first = select.options[0]
+    select.select(first)
+    page.button(key="memory.free").click().run()
+    _ok(page)
+    assert "del t" in _success(page) and "not to the driver" in _success(page)
+    assert len(page.multiselect(key="memory.free_select").options) == 2
+    page.button(key="memory.free_all").click().run()
+    _ok(page)
+    assert "allocated -6.00 MiB" in _success(page)
+    page.button(key="memory.empty_cache").click().run()
+    _ok(page)
+    assert "released 1 whole free segment(s), reserved -20.00 MiB" in _success(page)
+    page.button(key="memory.reset_peak").click().run()
+    _ok(page)
+    assert "max allocated 9.00 MiB -> 0 bytes" in _success(page)
+    code = " ".join(c.value for c in page.code)
+    assert "torch.cuda.empty_cache()" in code and "del t1" in code
+
+
+@pytest.mark.parametrize("key", list(SCENARIOS))
+def test_every_scenario(page, key):
+    page.selectbox(key="memory.scenario").select(key).run()
+    page.button(key="memory.run_scenario").click().run()
+    _ok(page)
+    assert page.dataframe, "the scenario's step table is shown"
+    code = " ".join(c.value for c in page.code)
+    assert "torch.empty" in code
+    if key == "fragmentation":
+        assert "Caught OutOfMemoryError" in _errors(page)
+        assert "set_per_process_memory_fraction" in code
+
+
+def test_live_fragment_runs_and_pauses(page):
+    before = len(page.session_state["memory.history"])
+    page.slider(key="memory.interval").set_value(0.25).run()
+    _ok(page)
+    assert len(page.session_state["memory.history"]) > before  # the fragment ran once more
+    page.toggle(key="memory.live").set_value(False).run()
+    _ok(page)
+    page.slider(key="memory.window").set_value(30).run()
+    _ok(page)
+    labels = [m.label for m in page.metric]
+    assert "reserved" in labels and "not reserved by PyTorch" in labels
+
+
+def test_switch_simulated_total(page):
+    page.button(key="memory.allocate").click().run()
+    page.radio(key="memory.sim_total").set_value(80).run()
+    _ok(page)
+    assert any("80 GB" in w.value for w in page.warning)
+    # the old simulator's tensors are gone with it
+    assert not page.multiselect(key="memory.free_select").options
+
+
+def test_stats_table_toggle(page):
+    page.button(key="memory.allocate").click().run()
+    page.checkbox(key="memory.stats_nonzero").uncheck().run()
+    _ok(page)
+    frames = [df.value for df in page.dataframe]
+    assert any("allocated_bytes.all.current" in set(f.get("key", [])) for f in frames)
