@@ -1,0 +1,1925 @@
+"""Index arithmetic made visible: which input cell feeds every output cell.
+
+Three tracers run the *real* torch call and report, next to its result, one link per
+element (``links``), the collisions of duplicate scatter writes and, for ``x[...]``,
+whether the result is a view or a copy (measured on the storages, not guessed):
+
+- :func:`trace_gather`  -> ``torch.gather(input, dim, index)``
+- :func:`trace_scatter` -> ``dest.clone().scatter_(...)`` / ``scatter_reduce_(...)``
+- :func:`trace_index`   -> ``x[indices]`` (slices, ints, integer tensors, boolean masks)
+
+Around them: text parsing for the page's editable tensors (:func:`parse_tensor`,
+:func:`parse_src`, :func:`parse_index_expression`), the formula for one clicked element
+(:func:`explain_element`), snippet builders whose code a test executes
+(:func:`gather_snippet`, :func:`scatter_snippet`, :func:`index_snippet`), the presets
+from the notes (:data:`PRESETS`, :func:`run_preset`) and the eight pitfall demos
+(:func:`run_pitfall`). Pure: no Streamlit.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+Pos = tuple[int, ...]
+Scalar = int | float
+IndexItem = Any  # int | slice | None | Ellipsis | bool | torch.Tensor (int64 or bool)
+
+#: Largest tensors the page accepts, by number of dims (3-D tensors are shown as slices).
+#: 2-D allows 8 columns so that the one-hot preset (4 labels, 7 classes) fits.
+PAGE_LIMITS: dict[int, tuple[int, ...]] = {1: (8,), 2: (6, 8), 3: (3, 4, 4)}
+#: Longest integer list / mask allowed inside an ``x[...]`` expression on the page.
+MAX_INDEX_LIST = 64
+
+SCATTER_REDUCES: tuple[str | None, ...] = (
+    None,
+    "add",
+    "multiply",
+    "sum",
+    "prod",
+    "mean",
+    "amax",
+    "amin",
+)
+_LEGACY_REDUCES = ("add", "multiply")
+_REDUCE_MODES = ("sum", "prod", "mean", "amax", "amin")
+
+UNSPECIFIED_WINNER_NOTE = (
+    "Several index entries write to the same cell. With plain scatter_ (no reduce) the winner "
+    "among these duplicate writes is unspecified: the CPU usually keeps the last one, but on "
+    "CUDA it may differ from run to run (and the gradient flows to every duplicate)."
+)
+
+
+class IndexingError(ValueError):
+    """A bad input, with a message written for a person.
+
+    ``torch_error`` holds torch's own error text when torch itself refused the call
+    (``None`` when the input was stopped by our checks before calling torch).
+    """
+
+    def __init__(self, message: str, torch_error: str | None = None) -> None:
+        super().__init__(message)
+        self.torch_error = torch_error
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StorageReport:
+    """Storage facts that prove view vs copy: both data pointers and the result's layout."""
+
+    source_ptr: int
+    result_ptr: int
+    source_offset: int
+    result_offset: int
+    result_stride: tuple[int, ...]
+
+    @property
+    def same_storage(self) -> bool:
+        return self.source_ptr == self.result_ptr
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One traced torch call.
+
+    Attributes:
+        op: ``"gather"``, ``"scatter"`` or ``"index"``.
+        call: the Python expression that produced ``result`` (used by the snippets).
+        operands: named input tensors, e.g. ``{"input", "index"}``, ``{"dest", "index", "src"}``
+            or ``{"x"}``; a scalar ``src`` is stored as a 0-d tensor.
+        result: what torch returned (gather/index) or the scattered clone of ``dest``.
+        links: gather/index: ``(out_pos, in_pos)`` per result element; scatter:
+            ``(src_pos, dest_pos)`` per element of ``index`` (for a scalar ``src`` the
+            src_pos is the index position: the scalar acts like ``full(index.shape, value)``).
+        collisions: scatter only: dest position written more than once -> its src positions.
+        winners: scatter with ``reduce=None`` only: collided dest position -> the src position
+            whose value ended up in ``result`` (absent when several candidates hold that value).
+        is_view: index only: ``True`` when ``result`` shares ``x``'s storage.
+        storage: index only: the pointers and offsets behind ``is_view``.
+        dim: the non-negative dim used (gather/scatter).
+        warnings: warnings torch emitted during the call (e.g. deprecations).
+    """
+
+    op: Literal["gather", "scatter", "index"]
+    call: str
+    operands: dict[str, torch.Tensor]
+    result: torch.Tensor
+    links: list[tuple[Pos, Pos]]
+    collisions: dict[Pos, tuple[Pos, ...]] = field(default_factory=dict)
+    winners: dict[Pos, Pos] = field(default_factory=dict)
+    is_view: bool | None = None
+    storage: StorageReport | None = None
+    dim: int | None = None
+    reduce: str | None = None
+    include_self: bool = True
+    scalar_src: bool = False
+    index_text: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The story of one output element: a formula with real numbers and the cells to highlight.
+
+    ``sources`` maps operand names (``"input"``, ``"index"``, ``"src"``, ``"dest"``, ``"x"``)
+    to the positions that fed ``out_pos``.
+    """
+
+    out_pos: Pos
+    formula: str
+    note: str
+    sources: dict[str, tuple[Pos, ...]]
+
+
+# --------------------------------------------------------------------------------------------
+# Small formatting helpers
+# --------------------------------------------------------------------------------------------
+
+
+def format_pos(pos: Sequence[int]) -> str:
+    """``(1, 0)`` -> ``"[1][0]"``; the empty position of a 0-d tensor -> ``""``."""
+    return "".join(f"[{int(p)}]" for p in pos)
+
+
+def format_value(value: Any) -> str:
+    """One tensor element as the page prints it: ints as ints, floats with 4 significant digits."""
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    text = f"{value:.4g}"
+    if "e" not in text and "." not in text:
+        text += ".0" if abs(value) < 1e4 else ""
+    return text
+
+
+def _literal_number(value: Any, dtype: torch.dtype) -> str:
+    """Exact, round-tripping literal for one element of a tensor of ``dtype``."""
+    if dtype == torch.bool:
+        return str(bool(value))
+    if dtype.is_floating_point:
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            return f"float('{v}')"
+        if dtype == torch.float64:
+            return repr(v)
+        return np.format_float_positional(np.float32(v), unique=True, trim="0")
+    return str(int(value))
+
+
+def tensor_literal(t: torch.Tensor) -> str:
+    """A nested list literal of ``t`` (no ``torch.tensor`` around it), exact for its dtype."""
+    if t.dim() == 0:
+        return _literal_number(t.item(), t.dtype)
+
+    def rec(sub: torch.Tensor) -> str:
+        if sub.dim() == 1:
+            return "[" + ", ".join(_literal_number(v, t.dtype) for v in sub.tolist()) + "]"
+        return "[" + ", ".join(rec(s) for s in sub) + "]"
+
+    return rec(t)
+
+
+def tensor_code(t: torch.Tensor) -> str:
+    """``torch.tensor(...)`` source that rebuilds ``t`` exactly (values, shape and dtype)."""
+    lit = tensor_literal(t)
+    if t.dtype in (torch.int64, torch.bool):
+        if t.numel() == 0:
+            return f"torch.tensor({lit}, dtype={t.dtype}).reshape({tuple(t.shape)})"
+        return f"torch.tensor({lit})"
+    text = f"torch.tensor({lit}, dtype={t.dtype})"
+    if t.numel() == 0:
+        text += f".reshape({tuple(t.shape)})"
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing the page's text / grid input
+# --------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\[|\]|,|[^\[\],]+)")
+
+
+def parse_cells(text: str, name: str) -> Any:
+    """Split a nested-list literal into nested lists of *cell strings* (no conversion yet).
+
+    ``"[[1, 2], [3, x]]"`` -> ``[["1", "2"], ["3", "x"]]``; a bare ``"6"`` -> ``"6"``.
+
+    Raises:
+        IndexingError: unbalanced brackets or stray commas, with the place named.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise IndexingError(f"{name} is empty: type a value or a nested list like [[1, 2], [3, 4]]")
+    if not text.startswith("["):
+        if "]" in text or "," in text:
+            raise IndexingError(f"{name}: {text!r} must start with '[' (or be a single number)")
+        return text
+    tokens = [m.group(1).strip() for m in _TOKEN.finditer(text)]
+    if "".join(tokens).replace(" ", "") != re.sub(r"\s+", "", text):
+        raise IndexingError(f"{name}: could not read {text!r}")
+    stack: list[list[Any]] = []
+    root: list[Any] | None = None
+    expect_item = True
+    for tok in tokens:
+        if tok == "[":
+            if root is not None and not stack:
+                raise IndexingError(f"{name}: extra text after the closing ']' in {text!r}")
+            new: list[Any] = []
+            if stack:
+                if not expect_item:
+                    raise IndexingError(f"{name}: missing ',' before '[' in {text!r}")
+                stack[-1].append(new)
+            else:
+                root = new
+            stack.append(new)
+            expect_item = True
+        elif tok == "]":
+            if not stack:
+                raise IndexingError(f"{name}: unbalanced ']' in {text!r}")
+            stack.pop()
+            expect_item = False
+        elif tok == ",":
+            if expect_item or not stack:
+                raise IndexingError(f"{name}: stray ',' in {text!r}")
+            expect_item = True
+        else:
+            if not stack:
+                raise IndexingError(f"{name}: extra text {tok!r} outside the brackets")
+            if not expect_item:
+                raise IndexingError(f"{name}: missing ',' before {tok!r}")
+            stack[-1].append(tok)
+            expect_item = False
+    if stack:
+        raise IndexingError(f"{name}: missing ']' at the end of {text!r}")
+    return root
+
+
+def _cell_number(cell: str, name: str, pos: Pos) -> int | float | bool:
+    s = cell.strip()
+    if s in ("True", "False", "true", "false"):
+        return s.lower() == "true"
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        v = float(s)
+    except ValueError:
+        raise IndexingError(
+            f"{name}{format_pos(pos)} = {s!r} is not a number: every cell must hold a number"
+        ) from None
+    if math.isnan(v) or math.isinf(v):
+        raise IndexingError(f"{name}{format_pos(pos)} = {s!r}: use finite numbers only")
+    return v
+
+
+def cells_shape(cells: Any, name: str) -> tuple[int, ...]:
+    """Shape of nested cell lists; raises IndexingError when ragged."""
+    if not isinstance(cells, list):
+        return ()
+    if len(cells) == 0:
+        return (0,)
+    shapes = {cells_shape(c, name) for c in cells}
+    if len(shapes) != 1:
+        raise IndexingError(
+            f"{name} is ragged: its rows have different lengths or depths; every row along a "
+            "dim must have the same length"
+        )
+    return (len(cells), *shapes.pop())
+
+
+def check_page_limits(shape: Sequence[int], name: str) -> None:
+    """Raise if ``shape`` is empty or larger than the page shows (see :data:`PAGE_LIMITS`)."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) == 0:
+        raise IndexingError(f"{name} must be a list (1 to 3 dims), got a single number")
+    if len(shape) not in PAGE_LIMITS:
+        raise IndexingError(f"{name} has {len(shape)} dims; the page shows 1 to 3 dims")
+    if 0 in shape:
+        raise IndexingError(f"{name} is empty (shape {shape}): give every dim at least one value")
+    limit = PAGE_LIMITS[len(shape)]
+    if any(s > m for s, m in zip(shape, limit, strict=True)):
+        lim = "x".join(map(str, limit))
+        raise IndexingError(
+            f"{name} has shape {'x'.join(map(str, shape))}, over the page limit of {lim} for "
+            f"{len(shape)}-D tensors: use fewer rows or columns"
+        )
+
+
+def tensor_from_cells(
+    cells: Any, name: str, *, kind: Literal["values", "index", "mask"] = "values"
+) -> torch.Tensor:
+    """Convert nested cell strings to a tensor and check the page limits.
+
+    Args:
+        cells: nested lists of strings, as :func:`parse_cells` returns.
+        name: operand name used in messages (``"index"``, ``"input"`` ...).
+        kind: ``"values"`` -> int64 when every cell is an integer, else float32;
+            ``"index"`` -> int64 (float cells are refused); ``"mask"`` -> bool.
+
+    Returns:
+        A tensor with 1 to 3 dims within :data:`PAGE_LIMITS`.
+    """
+    shape = cells_shape(cells, name)
+    check_page_limits(shape, name)
+    flat: list[int | float | bool] = []
+    for pos in itertools.product(*(range(s) for s in shape)):
+        c: Any = cells
+        for p in pos:
+            c = c[p]
+        flat.append(_cell_number(c, name, pos))
+    if kind == "index":
+        for pos, v in zip(itertools.product(*(range(s) for s in shape)), flat, strict=True):
+            if isinstance(v, (float, bool)):
+                raise IndexingError(
+                    f"{name}{format_pos(pos)} = {v!r}: an index must hold whole numbers "
+                    "(torch needs an int64 index tensor); write 2, not 2.0 or True"
+                )
+        return torch.tensor(flat, dtype=torch.int64).reshape(shape)
+    if kind == "mask":
+        return torch.tensor([bool(v) for v in flat], dtype=torch.bool).reshape(shape)
+    if any(isinstance(v, float) for v in flat):
+        return torch.tensor([float(v) for v in flat], dtype=torch.float32).reshape(shape)
+    return torch.tensor([int(v) for v in flat], dtype=torch.int64).reshape(shape)
+
+
+def parse_tensor(
+    text: str, name: str, *, kind: Literal["values", "index", "mask"] = "values"
+) -> torch.Tensor:
+    """Parse a nested list like ``"[[1, 2], [3, 4]]"`` into a tensor (:func:`tensor_from_cells`).
+
+    >>> parse_tensor("[[0, 0], [2, 0]]", "index", kind="index").shape
+    torch.Size([2, 2])
+    """
+    cells = parse_cells(text, name)
+    if not isinstance(cells, list):
+        raise IndexingError(
+            f"{name} must be a list such as [[0, 1], [2, 0]], got the single value {cells!r}"
+        )
+    return tensor_from_cells(cells, name, kind=kind)
+
+
+def parse_src(text: str) -> torch.Tensor | int | float:
+    """``src`` of a scatter: a bare number (scalar, e.g. ``6`` or ``1.23``) or a nested list."""
+    cells = parse_cells(text, "src")
+    if isinstance(cells, list):
+        return tensor_from_cells(cells, "src")
+    v = _cell_number(cells, "src", ())
+    return int(v) if isinstance(v, bool) else v
+
+
+def promote_pair(a: torch.Tensor, b: torch.Tensor | Scalar) -> tuple[torch.Tensor, Any]:
+    """Give ``a`` and a tensor ``b`` one dtype (float32 if either is floating) for scatter_."""
+    if (
+        isinstance(b, torch.Tensor)
+        and a.dtype != b.dtype
+        and (a.dtype.is_floating_point or b.dtype.is_floating_point)
+    ):
+        return a.to(torch.float32), b.to(torch.float32)
+    return a, b
+
+
+def format_tensor(t: torch.Tensor) -> str:
+    """The page's editable text for a tensor: a nested list literal."""
+    return tensor_literal(t)
+
+
+_GRID_JUNK = re.compile(r"[\[\],]")
+
+
+def cells_to_tables(cells: Any) -> list[list[list[str]]] | None:
+    """2-D string tables for the page's grid editors: 1-D -> one row, 2-D -> itself,
+    3-D -> one table per slice along dim 0. ``None`` when ``cells`` is no 1-3-D nested list."""
+    if not isinstance(cells, list) or not cells:
+        return None
+    try:
+        shape = cells_shape(cells, "tensor")
+    except IndexingError:
+        return None
+    if 0 in shape:
+        return None
+    if len(shape) == 1:
+        return [[[str(c) for c in cells]]]
+    if len(shape) == 2:
+        return [[[str(c) for c in row] for row in cells]]
+    if len(shape) == 3:
+        return [[[str(c) for c in row] for row in sl] for sl in cells]
+    return None
+
+
+def apply_grid_edits(
+    text: str, name: str, table: int, edited_rows: dict[Any, dict[Any, Any]]
+) -> str:
+    """Apply a ``st.data_editor`` edit (``edited_rows``: row -> {column: value}) made on grid
+    ``table`` of the tensor whose text is ``text``; returns the new text.
+
+    Brackets and commas typed into a cell are dropped and an emptied cell becomes ``"?"``, so the
+    text stays a well-formed nested list and the bad cell is reported by :func:`parse_tensor`.
+    """
+    cells = parse_cells(text, name)
+    tables = cells_to_tables(cells)
+    if tables is None or not 0 <= table < len(tables):
+        return text
+    depth = len(cells_shape(cells, name))
+    grid = tables[table]
+    for row, changes in edited_rows.items():
+        for col, value in changes.items():
+            r, c = int(row), int(col)
+            if 0 <= r < len(grid) and 0 <= c < len(grid[r]):
+                cleaned = _GRID_JUNK.sub(" ", "" if value is None else str(value)).strip()
+                grid[r][c] = cleaned or "?"
+    new: Any = tables[0][0] if depth == 1 else (tables[0] if depth == 2 else tables)
+    return cells_to_text(new)
+
+
+def cells_to_text(cells: Any) -> str:
+    """Inverse of :func:`parse_cells`: nested lists of cell strings -> nested list text."""
+    if not isinstance(cells, list):
+        return str(cells).strip()
+    return "[" + ", ".join(cells_to_text(c) for c in cells) + "]"
+
+
+# --------------------------------------------------------------------------------------------
+# Validation shared by gather / scatter
+# --------------------------------------------------------------------------------------------
+
+
+def _check_tensor(t: Any, name: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise IndexingError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    return t
+
+
+def normalize_dim(dim: int, ndim: int, name: str = "input") -> int:
+    """``dim`` in ``[-ndim, ndim)`` -> its non-negative form, else a helpful error."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise IndexingError(f"dim must be an integer, got {dim!r}")
+    dim = int(dim)
+    if ndim == 0:
+        raise IndexingError(f"{name} is 0-d: there is no dim to index along")
+    if not -ndim <= dim < ndim:
+        raise IndexingError(
+            f"dim={dim} is out of range for the {ndim}-D {name}: choose a dim between "
+            f"{-ndim} and {ndim - 1}"
+        )
+    return dim % ndim
+
+
+def _check_index_tensor(index: Any, ref: torch.Tensor, ref_name: str, dim: int) -> torch.Tensor:
+    index = _check_tensor(index, "index")
+    if index.dtype != torch.int64:
+        kind = "float" if index.dtype.is_floating_point else str(index.dtype)
+        raise IndexingError(
+            f"index has dtype {index.dtype} ({kind}); gather/scatter need an int64 index of "
+            "whole numbers (index.long() converts it)"
+        )
+    if index.dim() != ref.dim():
+        raise IndexingError(
+            f"index has {index.dim()} dim(s) but {ref_name} has {ref.dim()}: gather/scatter need "
+            f"an index with the same number of dims (torch does not broadcast it); e.g. "
+            f"[[0], [2]] instead of [0, 2] for a 2-D {ref_name}"
+        )
+    for d in range(ref.dim()):
+        if d != dim and index.shape[d] > ref.shape[d]:
+            raise IndexingError(
+                f"index.size({d}) = {index.shape[d]} is larger than {ref_name}.size({d}) = "
+                f"{ref.shape[d]}: outside dim {dim} the index may not be bigger than {ref_name}"
+            )
+    return index
+
+
+def _check_index_values(index: torch.Tensor, size: int, dim: int, ref_name: str) -> None:
+    """Pre-check index values (used off-CPU, where torch's own check is a fatal device assert)."""
+    if index.numel() == 0:
+        return
+    lo, hi = int(index.min()), int(index.max())
+    if lo < 0 or hi >= size:
+        bad = lo if lo < 0 else hi
+        raise IndexingError(
+            f"index value {bad} is out of range for dim {dim} of {ref_name} (size {size}): "
+            f"gather/scatter accept 0 to {size - 1}, negative indices are not allowed"
+        )
+
+
+def _torch_failure(err: Exception, hint: str) -> IndexingError:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return IndexingError(f"torch refused: {text}. {hint}", torch_error=text)
+
+
+def _dest_pos(pos: Pos, dim: int, value: int) -> Pos:
+    return pos[:dim] + (value,) + pos[dim + 1 :]
+
+
+def positions(shape: Sequence[int]) -> itertools.product:
+    """Every position of ``shape`` in row-major order (one empty tuple for a 0-d shape)."""
+    return itertools.product(*(range(int(s)) for s in shape))
+
+
+# --------------------------------------------------------------------------------------------
+# gather
+# --------------------------------------------------------------------------------------------
+
+
+def trace_gather(input: torch.Tensor, dim: int, index: torch.Tensor) -> Trace:
+    """Run ``torch.gather(input, dim, index)`` and link every output element to its source.
+
+    ``out[p] = input[p with p[dim] replaced by index[p]]``.
+
+    Args:
+        input: (any shape, >= 1 dim) tensor of any dtype.
+        dim: the dim along which ``index`` picks, ``-input.dim() <= dim < input.dim()``.
+        index: int64 tensor with ``input``'s number of dims and
+            ``index.size(d) <= input.size(d)`` for ``d != dim``; values in
+            ``[0, input.size(dim))`` (checked by torch).
+
+    Returns:
+        Trace with ``result`` (index's shape, input's dtype) and ``links`` = ``(out_pos, in_pos)``.
+
+    Raises:
+        IndexingError (a ValueError): bad shapes, dtype or dim (before torch), or torch's own
+            error text for out-of-range values (``torch_error`` set).
+
+    >>> t = trace_gather(torch.tensor([[1, 2, 3], [4, 5, 6]]), 1, torch.tensor([[0, 0], [2, 0]]))
+    >>> t.result.tolist(), t.links[2]
+    ([[1, 1], [6, 4]], ((1, 0), (1, 2)))
+    """
+    input = _check_tensor(input, "input")
+    d = normalize_dim(dim, input.dim(), "input")
+    index = _check_index_tensor(index, input, "input", d)
+    if input.device.type != "cpu":
+        _check_index_values(index, input.shape[d], d, "input")
+    try:
+        result = torch.gather(input, d, index)
+    except (RuntimeError, IndexError) as err:
+        raise _torch_failure(
+            err,
+            f"gather picks along dim {d}, so every index value must lie in 0..{input.shape[d] - 1}"
+            " (no negative values).",
+        ) from err
+    idx = index.cpu()
+    links = [(pos, _dest_pos(pos, d, int(idx[pos]))) for pos in positions(index.shape)]
+    return Trace(
+        op="gather",
+        call=f"torch.gather(input, {dim}, index)",
+        operands={"input": input, "index": index},
+        result=result,
+        links=links,
+        dim=d,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# scatter
+# --------------------------------------------------------------------------------------------
+
+
+def scatter_call(dim: int, src_text: str, reduce: str | None, include_self: bool) -> str:
+    """The Python expression :func:`trace_scatter` runs, with ``dest``/``index`` names."""
+    if reduce is None:
+        return f"dest.clone().scatter_({dim}, index, {src_text})"
+    if reduce in _LEGACY_REDUCES:
+        return f"dest.clone().scatter_({dim}, index, {src_text}, reduce={reduce!r})"
+    return (
+        f"dest.clone().scatter_reduce_({dim}, index, {src_text}, {reduce!r}, "
+        f"include_self={include_self})"
+    )
+
+
+def trace_scatter(
+    dest: torch.Tensor,
+    dim: int,
+    index: torch.Tensor,
+    src: torch.Tensor | Scalar,
+    reduce: str | None = None,
+    *,
+    include_self: bool = True,
+) -> Trace:
+    """Run the real scatter on a clone of ``dest`` and link every ``index`` element to its target.
+
+    ``out[p with p[dim] replaced by index[p]] (op)= src[p]`` for every position ``p`` of index.
+
+    Args:
+        dest: (any shape, >= 1 dim) tensor; it is cloned, never modified.
+        dim: ``-dest.dim() <= dim < dest.dim()``.
+        index: int64 tensor, same number of dims as ``dest``; ``index.size(d) <= src.size(d)``
+            for all d and ``index.size(d) <= dest.size(d)`` for ``d != dim``.
+        src: tensor with ``dest``'s dtype and number of dims, or a Python scalar.
+        reduce: ``None`` (plain ``scatter_``), ``"add"``/``"multiply"`` (``scatter_(...,
+            reduce=...)``) or a ``scatter_reduce_`` mode ``"sum"``, ``"prod"``, ``"mean"``,
+            ``"amax"``, ``"amin"`` (tensor ``src`` only).
+        include_self: for the ``scatter_reduce_`` modes: whether ``dest``'s own value joins the
+            reduction.
+
+    Returns:
+        Trace with ``result`` (dest's shape and dtype), ``links`` = ``(src_pos, dest_pos)``,
+        ``collisions`` and, for ``reduce=None``, ``winners``.
+
+    Raises:
+        IndexingError (a ValueError): bad shapes/dtypes/dim/reduce, or torch's error text.
+    """
+    dest = _check_tensor(dest, "dest")
+    if reduce not in SCATTER_REDUCES:
+        raise IndexingError(
+            f"reduce={reduce!r} is not supported; use one of "
+            + ", ".join(repr(r) for r in SCATTER_REDUCES)
+        )
+    d = normalize_dim(dim, dest.dim(), "dest")
+    index = _check_index_tensor(index, dest, "dest", d)
+    scalar = not isinstance(src, torch.Tensor)
+    if scalar:
+        if isinstance(src, bool) or not isinstance(src, (int, float, np.integer, np.floating)):
+            raise IndexingError(f"src must be a tensor or a number, got {src!r}")
+        if reduce in _REDUCE_MODES:
+            raise IndexingError(
+                f"scatter_reduce_ (reduce={reduce!r}) needs a tensor src, got the scalar {src}: "
+                "type src as a list shaped like index, or use reduce='add'/'multiply'"
+            )
+        src = src.item() if isinstance(src, (np.integer, np.floating)) else src
+    else:
+        if src.dim() != dest.dim():
+            raise IndexingError(
+                f"src has {src.dim()} dim(s) but dest has {dest.dim()}: give src the same number "
+                "of dims (torch does not broadcast src)"
+            )
+        for k in range(dest.dim()):
+            if index.shape[k] > src.shape[k]:
+                raise IndexingError(
+                    f"index.size({k}) = {index.shape[k]} is larger than src.size({k}) = "
+                    f"{src.shape[k]}: every index element needs a src element at the same place"
+                )
+        if src.dtype != dest.dtype:
+            raise IndexingError(
+                f"src has dtype {src.dtype} but dest has {dest.dtype}: scatter needs the same "
+                "dtype (write 1.0 instead of 1, or convert with .to(dest.dtype))"
+            )
+    if dest.device.type != "cpu":
+        _check_index_values(index, dest.shape[d], d, "dest")
+
+    src_text = repr(src) if scalar else "src"
+    call = scatter_call(dim, src_text, reduce, include_self)
+    out = dest.clone()
+    caught: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            if reduce is None:
+                out.scatter_(d, index, src)
+            elif reduce in _LEGACY_REDUCES:
+                out.scatter_(d, index, src, reduce=reduce)
+            else:
+                out.scatter_reduce_(d, index, src, reduce, include_self=include_self)
+        caught = [str(w.message).split(" (Triggered internally")[0] for w in rec]
+    except (RuntimeError, IndexError) as err:
+        raise _torch_failure(
+            err,
+            f"scatter writes along dim {d}, so every index value must lie in "
+            f"0..{dest.shape[d] - 1} (no negative values).",
+        ) from err
+
+    idx = index.cpu()
+    links: list[tuple[Pos, Pos]] = []
+    targets: dict[Pos, list[Pos]] = {}
+    for pos in positions(index.shape):
+        dpos = _dest_pos(pos, d, int(idx[pos]))
+        links.append((pos, dpos))
+        targets.setdefault(dpos, []).append(pos)
+    collisions = {k: tuple(v) for k, v in targets.items() if len(v) > 1}
+    winners: dict[Pos, Pos] = {}
+    if reduce is None and not scalar:
+        res, s = out.cpu(), src.cpu()
+        for dpos, cands in collisions.items():
+            hits = [c for c in cands if bool(s[c] == res[dpos])]
+            if len({s[c].item() for c in hits}) == 1 and len(hits) == 1:
+                winners[dpos] = hits[0]
+    operands = {
+        "dest": dest,
+        "index": index,
+        "src": torch.tensor(src) if scalar else src,
+    }
+    return Trace(
+        op="scatter",
+        call=call,
+        operands=operands,
+        result=out,
+        links=links,
+        collisions=collisions,
+        winners=winners,
+        dim=d,
+        reduce=reduce,
+        include_self=include_self,
+        scalar_src=scalar,
+        warnings=tuple(caught),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# x[...] indexing
+# --------------------------------------------------------------------------------------------
+
+
+def _normalize_items(indices: Any) -> tuple[IndexItem, ...]:
+    items = indices if isinstance(indices, tuple) else (indices,)
+    out: list[IndexItem] = []
+    for k, it in enumerate(items):
+        if isinstance(it, torch.Tensor):
+            if it.dtype.is_floating_point or it.is_complex():
+                raise IndexingError(
+                    f"index item {k} is a {it.dtype} tensor: indices must be integers (int64) "
+                    "or a boolean mask; .long() converts it"
+                )
+        elif isinstance(it, float):
+            raise IndexingError(f"index item {k} is the float {it}: indices must be integers")
+        elif isinstance(it, (list, np.ndarray)):
+            it = torch.as_tensor(it)
+            if it.dtype.is_floating_point:
+                raise IndexingError(f"index item {k} holds floats: indices must be integers")
+        elif not (it is None or it is Ellipsis or isinstance(it, (int, slice, np.integer))):
+            raise IndexingError(f"index item {k} ({it!r}) is not a supported index")
+        out.append(it)
+    return tuple(out)
+
+
+def format_index_items(items: Sequence[IndexItem], *, as_code: bool = True) -> str:
+    """``(slice(None), tensor([0, 2]))`` -> ``":, torch.tensor([0, 2])"`` (or ``"[0, 2]"``)."""
+    parts = []
+    for it in items:
+        if it is None:
+            parts.append("None")
+        elif it is Ellipsis:
+            parts.append("...")
+        elif isinstance(it, slice):
+            a = "" if it.start is None else str(it.start)
+            b = "" if it.stop is None else str(it.stop)
+            parts.append(f"{a}:{b}" + ("" if it.step is None else f":{it.step}"))
+        elif isinstance(it, torch.Tensor):
+            parts.append(tensor_code(it) if as_code else tensor_literal(it))
+        else:
+            parts.append(repr(it))
+    if not parts:
+        return "()"
+    return ", ".join(parts)
+
+
+def trace_index(x: torch.Tensor, indices: Any) -> Trace:
+    """Run ``x[indices]`` and link every result element to the element of ``x`` it came from.
+
+    The links come from applying the very same ``indices`` to a tensor of flat addresses
+    (``arange(x.numel()).reshape(x.shape)``), so they follow torch's own rules for every mix
+    of slices, ints, ``None``, ``...``, integer tensors and boolean masks. ``is_view`` is
+    measured: ``result.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()``.
+
+    Args:
+        x: any tensor with at least one element.
+        indices: one index item or a tuple of them (int, slice, None, Ellipsis, bool, int64
+            tensor / list, bool tensor).
+
+    Returns:
+        Trace with ``result``, ``links`` = ``(out_pos, in_pos)``, ``is_view`` and ``storage``.
+
+    Raises:
+        IndexingError (a ValueError): float indices, unsupported items, or torch's error text.
+
+    >>> t = trace_index(torch.arange(6).reshape(2, 3), (slice(None), torch.tensor([0, 2])))
+    >>> t.result.tolist(), t.is_view
+    ([[0, 2], [3, 5]], False)
+    """
+    x = _check_tensor(x, "x")
+    items = _normalize_items(indices)
+    key = items if len(items) != 1 else items[0]
+    try:
+        result = x[key]
+        addresses = torch.arange(x.numel()).reshape(x.shape)[key]
+    except (IndexError, RuntimeError, TypeError, ValueError) as err:
+        raise _torch_failure(
+            err,
+            "Check that every integer lies in -size..size-1 of its dim, that a mask has the "
+            "shape of the dims it covers, and that there are no more items than x has dims.",
+        ) from err
+    shape = tuple(x.shape)
+    links: list[tuple[Pos, Pos]] = []
+    addr = addresses.cpu()
+    for pos in positions(result.shape):
+        flat = int(addr[pos])
+        links.append((pos, tuple(int(v) for v in np.unravel_index(flat, shape)) if shape else ()))
+    storage = StorageReport(
+        source_ptr=x.untyped_storage().data_ptr(),
+        result_ptr=result.untyped_storage().data_ptr(),
+        source_offset=x.storage_offset(),
+        result_offset=result.storage_offset(),
+        result_stride=tuple(result.stride()),
+    )
+    text = format_index_items(items)
+    return Trace(
+        op="index",
+        call=f"x[{text}]",
+        operands={"x": x},
+        result=result,
+        links=links,
+        is_view=storage.same_storage,
+        storage=storage,
+        index_text=format_index_items(items, as_code=False),
+    )
+
+
+def parse_index_expression(text: str) -> tuple[IndexItem, ...]:
+    """Parse what goes between the brackets of ``x[...]`` without ``eval``.
+
+    Accepts ints, slices (``1:``, ``::2``, ``-2:``), ``None``, ``...``, ``True``/``False``,
+    integer lists (-> int64 tensors) and boolean lists (-> masks), e.g. ``":, [0, 2]"``.
+
+    Raises:
+        IndexingError: float indices, names, calls or anything else.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise IndexingError("the index expression is empty: type e.g. ':, [0, 2]' or '1:, ::2'")
+    if len(text) > 400:
+        raise IndexingError("the index expression is too long for this page (400 characters)")
+    try:
+        node = ast.parse(f"_[{text}]", mode="eval").body
+    except SyntaxError:
+        raise IndexingError(f"could not read the index expression {text!r}") from None
+    assert isinstance(node, ast.Subscript)
+    sl = node.slice
+    elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return tuple(_index_node(e, text) for e in elts)
+
+
+def _int_node(n: ast.AST | None, text: str) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, ast.Constant) and n.value is None:
+        return None
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        v = _int_node(n.operand, text)
+        return None if v is None else -v
+    if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+        return n.value
+    if isinstance(n, ast.Constant) and isinstance(n.value, float):
+        raise IndexingError(f"{n.value} is a float: indices must be whole numbers")
+    raise IndexingError(f"in {text!r}: only whole numbers are allowed inside slices")
+
+
+def _list_values(n: ast.AST, text: str) -> Any:
+    if isinstance(n, (ast.List, ast.Tuple)):
+        return [_list_values(e, text) for e in n.elts]
+    if isinstance(n, ast.Constant) and isinstance(n.value, bool):
+        return n.value
+    if isinstance(n, ast.Constant) and isinstance(n.value, float):
+        raise IndexingError(
+            f"{n.value} is a float: an index list must hold whole numbers (or True/False)"
+        )
+    v = _int_node(n, text)
+    if v is None:
+        raise IndexingError(f"None is not allowed inside an index list in {text!r}")
+    return v
+
+
+def _index_node(n: ast.AST, text: str) -> IndexItem:
+    if isinstance(n, ast.Slice):
+        return slice(_int_node(n.lower, text), _int_node(n.upper, text), _int_node(n.step, text))
+    if isinstance(n, ast.Constant):
+        if n.value is None or n.value is Ellipsis:
+            return n.value
+        if isinstance(n.value, bool):
+            return n.value
+        if isinstance(n.value, int):
+            return n.value
+        if isinstance(n.value, float):
+            raise IndexingError(f"{n.value} is a float: indices must be whole numbers")
+    if isinstance(n, ast.UnaryOp):
+        return _int_node(n, text)
+    if isinstance(n, (ast.List, ast.Tuple)):
+        values = _list_values(n, text)
+        flat = list(_flatten(values))
+        if len(flat) > MAX_INDEX_LIST:
+            raise IndexingError(f"index lists are limited to {MAX_INDEX_LIST} values on this page")
+        kinds = {type(v) for v in flat}
+        if kinds == {bool}:
+            return _as_tensor(values, torch.bool)
+        if bool in kinds:
+            raise IndexingError("an index list mixes True/False with numbers: use one kind")
+        return _as_tensor(values, torch.int64)
+    raise IndexingError(
+        f"{ast.get_source_segment(f'_[{text}]', n) or text!r} is not supported here: use "
+        "numbers, slices like 1:3, None, ..., and lists of integers or of True/False"
+    )
+
+
+def _flatten(v: Any) -> Any:
+    if isinstance(v, list):
+        for e in v:
+            yield from _flatten(e)
+    else:
+        yield v
+
+
+def _as_tensor(values: Any, dtype: torch.dtype) -> torch.Tensor:
+    try:
+        return torch.tensor(values, dtype=dtype)
+    except (ValueError, TypeError) as err:
+        raise IndexingError(
+            f"an index list is ragged ({err}); make all rows the same length"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Explaining one element
+# --------------------------------------------------------------------------------------------
+
+
+def _val(t: torch.Tensor, pos: Pos) -> str:
+    return format_value(t[pos].item() if pos else t.item())
+
+
+def explain_element(trace: Trace, out_pos: Sequence[int]) -> Explanation:
+    """The formula with real numbers for ``trace.result[out_pos]`` and the cells it came from.
+
+    Gather example: ``out[1][0] = input[1][index[1][0]] = input[1][2] = 6``.
+
+    Raises:
+        IndexingError: ``out_pos`` is not a position of ``trace.result``.
+    """
+    pos = tuple(int(p) for p in out_pos)
+    shape = tuple(trace.result.shape)
+    if len(pos) != len(shape) or any(not 0 <= p < s for p, s in zip(pos, shape, strict=True)):
+        raise IndexingError(f"out{format_pos(pos)} is not an element of a result of shape {shape}")
+    res = trace.result.cpu()
+    value = _val(res, pos)
+    if trace.op == "gather":
+        d = trace.dim or 0
+        in_pos = _dest_pos(pos, d, int(trace.operands["index"].cpu()[pos]))
+        picked = "".join(
+            f"[index{format_pos(pos)}]" if k == d else f"[{p}]" for k, p in enumerate(pos)
+        )
+        formula = f"out{format_pos(pos)} = input{picked} = input{format_pos(in_pos)} = {value}"
+        note = (
+            f"gather keeps every coordinate of out{format_pos(pos)} except dim {d}, which it "
+            f"reads from index{format_pos(pos)} = {in_pos[d]}."
+        )
+        return Explanation(pos, formula, note, {"input": (in_pos,), "index": (pos,)})
+    if trace.op == "index":
+        in_pos = dict(trace.links)[pos]
+        formula = f"out{format_pos(pos)} = x{format_pos(in_pos)} = {value}"
+        kind = "a view (same storage)" if trace.is_view else "a copy (new storage)"
+        note = (
+            f"x[{trace.index_text}] maps out{format_pos(pos)} to x{format_pos(in_pos)}; "
+            f"the result is {kind}."
+        )
+        return Explanation(pos, formula, note, {"x": (in_pos,)})
+    return _explain_scatter(trace, pos, value)
+
+
+def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
+    d = trace.dim or 0
+    dest, src = trace.operands["dest"].cpu(), trace.operands["src"].cpu()
+    writers = [s for s, t in trace.links if t == pos]
+    old = _val(dest, pos)
+
+    def src_val(s: Pos) -> str:
+        return format_value(src.item()) if trace.scalar_src else _val(src, s)
+
+    def src_name(s: Pos) -> str:
+        return "scalar" if trace.scalar_src else f"src{format_pos(s)}"
+
+    sources: dict[str, tuple[Pos, ...]] = {"index": tuple(writers)}
+    if not trace.scalar_src:
+        sources["src"] = tuple(writers)
+    because = ", ".join(f"index{format_pos(w)} = {pos[d]}" for w in writers)
+    if not writers:
+        sources["dest"] = (pos,)
+        formula = f"out{format_pos(pos)} = dest{format_pos(pos)} = {value}"
+        note = "No index entry points at this cell, so it keeps dest's original value."
+        return Explanation(pos, formula, note, sources)
+    r = trace.reduce
+    if r is None:
+        if len(writers) == 1:
+            w = writers[0]
+            formula = f"out{format_pos(pos)} = {src_name(w)} = {src_val(w)}"
+            note = f"because {because} (scatter_ writes along dim {d})."
+        else:
+            cands = " or ".join(f"{src_name(w)} = {src_val(w)}" for w in writers)
+            formula = f"out{format_pos(pos)} = {cands} -> {value}"
+            note = (
+                f"COLLISION: {len(writers)} writes land here ({because}). "
+                + UNSPECIFIED_WINNER_NOTE
+                + f" This run kept {value}."
+            )
+        return Explanation(pos, formula, note, sources)
+    with_self = r in _LEGACY_REDUCES or trace.include_self
+    terms = [f"dest{format_pos(pos)}"] if with_self else []
+    nums = [old] if with_self else []
+    terms += [src_name(w) for w in writers]
+    nums += [src_val(w) for w in writers]
+    if with_self:
+        sources["dest"] = (pos,)
+    sym = {"add": " + ", "sum": " + ", "multiply": " * ", "prod": " * "}.get(r)
+    if sym:
+        formula = f"out{format_pos(pos)} = {sym.join(terms)} = {sym.join(nums)} = {value}"
+    else:
+        fn = {"mean": "mean", "amax": "max", "amin": "min"}[r]
+        formula = (
+            f"out{format_pos(pos)} = {fn}({', '.join(terms)}) = {fn}({', '.join(nums)}) = {value}"
+        )
+    note = (
+        f"because {because}; reduce={r!r}"
+        + ("" if r in _LEGACY_REDUCES else f", include_self={trace.include_self}")
+        + "."
+    )
+    if len(writers) > 1:
+        note += f" {len(writers)} writes meet here and are combined, so the order does not matter."
+    return Explanation(pos, formula, note, sources)
+
+
+def position_from_selection(selection: Any, shape: Sequence[int]) -> Pos | None:
+    """The output position clicked in the page's chart, or ``None``.
+
+    ``selection`` is what ``st.plotly_chart(..., on_select="rerun")`` stores: a mapping with
+    ``selection.points[*].customdata`` holding the full position (the page's figures put it
+    there). Stale or foreign selections (wrong length, out of range) give ``None``.
+    """
+    try:
+        points = selection["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    if not points:
+        return None
+    point = points[-1]
+    data = point.get("customdata") if isinstance(point, dict) else None
+    if data is None:
+        return None
+    if not isinstance(data, (list, tuple)):
+        data = [data]
+    try:
+        pos = tuple(int(v) for v in data)
+    except (TypeError, ValueError):
+        return None
+    shape = tuple(int(s) for s in shape)
+    if len(pos) != len(shape) or any(not 0 <= p < s for p, s in zip(pos, shape, strict=True)):
+        return None
+    return pos
+
+
+# --------------------------------------------------------------------------------------------
+# Snippets (a test executes them and compares with the traces)
+# --------------------------------------------------------------------------------------------
+
+
+def gather_snippet(
+    input: torch.Tensor, dim: int, index: torch.Tensor, *, error: bool = False
+) -> str:
+    """Python code that reproduces the gather view; defines ``out`` (or ``error`` when it fails)."""
+    lines = [
+        "import torch",
+        "",
+        f"input = {tensor_code(input)}",
+        f"index = {tensor_code(index)}",
+    ]
+    lines += _call_lines(f"torch.gather(input, {dim}, index)", error)
+    return "\n".join(lines) + "\n"
+
+
+def scatter_snippet(
+    dest: torch.Tensor,
+    dim: int,
+    index: torch.Tensor,
+    src: torch.Tensor | Scalar,
+    reduce: str | None = None,
+    *,
+    include_self: bool = True,
+    error: bool = False,
+) -> str:
+    """Code that reproduces the scatter view; defines ``out`` (or ``error``)."""
+    lines = ["import torch", "", f"dest = {tensor_code(dest)}", f"index = {tensor_code(index)}"]
+    if isinstance(src, torch.Tensor):
+        lines.append(f"src = {tensor_code(src)}")
+        src_text = "src"
+    else:
+        src_text = repr(src)
+    lines += _call_lines(scatter_call(dim, src_text, reduce, include_self), error)
+    return "\n".join(lines) + "\n"
+
+
+def index_snippet(x: torch.Tensor, indices: Any, *, error: bool = False) -> str:
+    """Code that reproduces the ``x[...]`` view; defines ``out``, ``is_view`` (or ``error``)."""
+    items = _normalize_items(indices)
+    lines = ["import torch", "", f"x = {tensor_code(x)}"]
+    lines += _call_lines(f"x[{format_index_items(items)}]", error)
+    if not error:
+        lines += [
+            "# a view shares x's storage; a copy has its own",
+            "is_view = out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()",
+            "print('view' if is_view else 'copy', 'storage_offset =', out.storage_offset())",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _call_lines(call: str, error: bool) -> list[str]:
+    if error:
+        return [
+            "try:",
+            f"    out = {call}",
+            "except (RuntimeError, IndexError) as exc:",
+            "    error = str(exc)",
+            "    print(error)",
+        ]
+    return [f"out = {call}", "print(out)"]
+
+
+# --------------------------------------------------------------------------------------------
+# Presets from the notes
+# --------------------------------------------------------------------------------------------
+
+_X_DOC = "[[0.3992, 0.2908, 0.9044, 0.485, 0.6004], [0.5735, 0.9006, 0.6797, 0.4152, 0.1732]]"
+_Z35 = "[" + ", ".join(["[0.0, 0.0, 0.0, 0.0, 0.0]"] * 3) + "]"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A documented example: editable texts, the call, and the output the notes print.
+
+    ``first`` is ``input`` (gather) or ``dest`` (scatter); ``expected`` is the documented result
+    as a nested list, or ``expected_error`` a piece of torch's error text.
+    """
+
+    key: str
+    title: str
+    op: Literal["gather", "scatter"]
+    first: str
+    index: str
+    src: str
+    dim: int
+    expected: Any = None
+    expected_error: str | None = None
+    reduce: str | None = None
+    include_self: bool = True
+    note: str = ""
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "scatter_y1",
+        "y1: scatter_(0, index, x) into zeros(3, 5)",
+        "scatter",
+        _Z35,
+        "[[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]",
+        _X_DOC,
+        0,
+        expected=[
+            [0.3992, 0.9006, 0.6797, 0.485, 0.6004],
+            [0.0, 0.2908, 0.0, 0.4152, 0.0],
+            [0.5735, 0.0, 0.9044, 0.0, 0.1732],
+        ],
+        note="Every x[i][j] goes to row index[i][j] of column j; no two land on the same cell.",
+    ),
+    Preset(
+        "scatter_y2",
+        "y2: the same x, index with duplicates (overwriting)",
+        "scatter",
+        _Z35,
+        "[[0, 1, 2, 0, 0], [0, 1, 2, 1, 2]]",
+        _X_DOC,
+        0,
+        expected=[
+            [0.5735, 0.0, 0.0, 0.485, 0.6004],
+            [0.0, 0.9006, 0.0, 0.4152, 0.0],
+            [0.0, 0.0, 0.6797, 0.0, 0.1732],
+        ],
+        note="Columns 0-2 are written twice: the second write overwrote the first on this CPU. "
+        "Which write wins is unspecified (and may change run to run on CUDA).",
+    ),
+    Preset(
+        "scatter_scalar_6",
+        "scatter_(1, [[2], [3]], 6): a scalar source",
+        "scatter",
+        "[[0, 0, 0, 0], [0, 0, 0, 0]]",
+        "[[2], [3]]",
+        "6",
+        1,
+        expected=[[0, 0, 6, 0], [0, 0, 0, 6]],
+        note="A scalar src is written at every place index names.",
+    ),
+    Preset(
+        "scatter_scalar_123",
+        "scatter_(1, [[2], [3]], 1.23) into zeros(2, 4)",
+        "scatter",
+        "[[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]",
+        "[[2], [3]]",
+        "1.23",
+        1,
+        expected=[[0.0, 0.0, 1.23, 0.0], [0.0, 0.0, 0.0, 1.23]],
+        note="Row i gets 1.23 in column index[i][0].",
+    ),
+    Preset(
+        "one_hot",
+        "one-hot of labels [6, 0, 3, 2]: scatter_(1, label, 1)",
+        "scatter",
+        "[" + ", ".join(["[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"] * 4) + "]",
+        "[[6], [0], [3], [2]]",
+        "1",
+        1,
+        expected=[
+            [0, 0, 0, 0, 0, 0, 1],
+            [1, 0, 0, 0, 0, 0, 0],
+            [0, 0, 0, 1, 0, 0, 0],
+            [0, 0, 1, 0, 0, 0, 0],
+        ],
+        note="label = labels.view(-1, 1) has one column, so each row gets exactly one 1.",
+    ),
+    Preset(
+        "gather",
+        "gather(input, 1, [[0, 0], [2, 0]])",
+        "gather",
+        "[[1, 2, 3], [4, 5, 6]]",
+        "[[0, 0], [2, 0]]",
+        "",
+        1,
+        expected=[[1, 1], [6, 4]],
+        note="out[i][j] = input[i][index[i][j]].",
+    ),
+    Preset(
+        "gather_out_of_range",
+        "gather(input, 1, [[0, 0], [3, 0]]): out of range",
+        "gather",
+        "[[1, 2, 3], [4, 5, 6]]",
+        "[[0, 0], [3, 0]]",
+        "",
+        1,
+        expected_error="index 3 is out of bounds for dimension 1 with size 3",
+        note="Row 1 has only 3 columns (0, 1, 2): torch refuses index 3.",
+    ),
+    Preset(
+        "group_means",
+        "scatter_add: mean of x by group idx",
+        "scatter",
+        "[0.0, 0.0, 0.0]",
+        "[0, 1, 0, 2, 1, 0]",
+        "[1.0, 2.0, 3.0, 4.0, 5.0, 8.0]",
+        0,
+        expected=[12.0, 7.0, 4.0],
+        reduce="add",
+        note="Sums per group; divided by the counts of torch.unique(idx, return_counts=True) "
+        "they give the group means [4, 3.5, 4].",
+    ),
+)
+PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}
+
+
+def matches_expected(preset: Preset, result: torch.Tensor) -> bool:
+    """Whether ``result`` equals the preset's documented output exactly (in result's dtype)."""
+    if preset.expected is None:
+        return False
+    expected = torch.tensor(preset.expected, dtype=result.dtype)
+    return expected.shape == result.shape and bool(torch.equal(expected, result.cpu()))
+
+
+def preset_is_loaded(preset: Preset, op: str, texts: Sequence[str], dim: int) -> bool:
+    """Whether the page still shows ``preset`` unchanged (op, the three texts and dim)."""
+    first, index, src = (re.sub(r"\s+", "", t or "") for t in texts)
+    same_src = preset.op == "gather" or src == re.sub(r"\s+", "", preset.src)
+    return (
+        op == preset.op
+        and int(dim) == preset.dim
+        and first == re.sub(r"\s+", "", preset.first)
+        and index == re.sub(r"\s+", "", preset.index)
+        and same_src
+    )
+
+
+@dataclass(frozen=True)
+class GroupMeans:
+    """Group means of ``x`` by ``idx`` two ways: scatter_add / unique counts, and scatter_reduce."""
+
+    groups: torch.Tensor
+    counts: torch.Tensor
+    sums: torch.Tensor
+    means: torch.Tensor
+    means_reduce: torch.Tensor
+    agree: bool
+
+
+def group_means(x: torch.Tensor, idx: torch.Tensor) -> GroupMeans:
+    """Average 1-D float ``x`` by 1-D int64 group ids ``idx`` (same length, values >= 0).
+
+    ``sums = zeros(G).scatter_add_(0, idx, x)``; counts from ``torch.unique(idx,
+    return_counts=True)``; compared with ``scatter_reduce_(..., "mean", include_self=False)``.
+    Groups with no member keep a count of 0 and a mean of 0.
+    """
+    if x.dim() != 1 or idx.dim() != 1 or x.shape != idx.shape:
+        raise IndexingError(
+            f"group means need 1-D x and idx of the same length, got {tuple(x.shape)} and "
+            f"{tuple(idx.shape)}"
+        )
+    if idx.dtype != torch.int64 or (idx.numel() and int(idx.min()) < 0):
+        raise IndexingError("group ids must be non-negative whole numbers")
+    x = x.to(torch.float32)
+    n_groups = int(idx.max()) + 1
+    sums = torch.zeros(n_groups).scatter_add_(0, idx, x)
+    groups, counts_present = torch.unique(idx, return_counts=True)
+    counts = torch.zeros(n_groups, dtype=torch.int64)
+    counts[groups] = counts_present
+    means = sums / counts.clamp(min=1)
+    means_reduce = torch.zeros(n_groups).scatter_reduce_(0, idx, x, "mean", include_self=False)
+    return GroupMeans(
+        groups, counts, sums, means, means_reduce, bool(torch.allclose(means, means_reduce))
+    )
+
+
+GROUP_MEANS_SNIPPET = """
+groups, counts = torch.unique(index, return_counts=True)
+means = out[groups] / counts
+print(means)
+# the same in one call:
+means_reduce = torch.zeros(len(out)).scatter_reduce_(0, index, src, "mean", include_self=False)
+print(means_reduce)
+"""
+
+
+@dataclass(frozen=True)
+class PresetRun:
+    """A preset evaluated: its trace (or the error torch raised) and the code that reproduces it."""
+
+    preset: Preset
+    trace: Trace | None
+    error: IndexingError | None
+    snippet: str
+    group: GroupMeans | None = None
+
+
+def build_operands(
+    op: str, first_text: str, index_text: str, src_text: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | Scalar | None]:
+    """Parse the page's texts into (input/dest, index, src) for ``op``, with dtypes aligned."""
+    first = parse_tensor(first_text, "input" if op == "gather" else "dest")
+    index = parse_tensor(index_text, "index", kind="index")
+    if op == "gather":
+        return first, index, None
+    src = parse_src(src_text)
+    first, src = promote_pair(first, src)
+    return first, index, src
+
+
+def run_case(
+    op: str,
+    first_text: str,
+    index_text: str,
+    src_text: str,
+    dim: int,
+    reduce: str | None = None,
+    include_self: bool = True,
+) -> tuple[Trace | None, IndexingError | None, str]:
+    """Parse, trace and build the snippet in one go: ``(trace, error, snippet)``.
+
+    Parse/shape errors give ``(None, error, "")``; torch's own refusal gives a snippet that
+    reproduces the error (its ``error`` variable holds torch's text).
+    """
+    try:
+        first, index, src = build_operands(op, first_text, index_text, src_text)
+    except IndexingError as err:
+        return None, err, ""
+    try:
+        if op == "gather":
+            trace = trace_gather(first, dim, index)
+        else:
+            trace = trace_scatter(first, dim, index, src, reduce, include_self=include_self)
+    except IndexingError as err:
+        if err.torch_error is None:
+            return None, err, ""
+        snippet = _snippet(op, first, dim, index, src, reduce, include_self, error=True)
+        return None, err, snippet
+    return trace, None, _snippet(op, first, dim, index, src, reduce, include_self, error=False)
+
+
+def _snippet(op, first, dim, index, src, reduce, include_self, *, error) -> str:
+    if op == "gather":
+        return gather_snippet(first, dim, index, error=error)
+    return scatter_snippet(first, dim, index, src, reduce, include_self=include_self, error=error)
+
+
+def run_preset(preset: Preset | str) -> PresetRun:
+    """Evaluate one preset (or its key) exactly as the page does."""
+    if isinstance(preset, str):
+        if preset not in PRESETS_BY_KEY:
+            raise IndexingError(f"unknown preset {preset!r}; choose one of {list(PRESETS_BY_KEY)}")
+        preset = PRESETS_BY_KEY[preset]
+    trace, error, snippet = run_case(
+        preset.op,
+        preset.first,
+        preset.index,
+        preset.src,
+        preset.dim,
+        preset.reduce,
+        preset.include_self,
+    )
+    group = None
+    if preset.key == "group_means" and trace is not None:
+        group = group_means(trace.operands["src"], trace.operands["index"])
+        snippet += GROUP_MEANS_SNIPPET
+    return PresetRun(preset, trace, error, snippet, group)
+
+
+# --------------------------------------------------------------------------------------------
+# Random examples (seeded)
+# --------------------------------------------------------------------------------------------
+
+
+def random_case(op: str, ndim: int, seed: int) -> dict[str, str]:
+    """A valid random example for ``op`` with ``ndim`` dims, reproducible from ``seed``.
+
+    Returns the page texts ``{"first", "index", "src", "dim"}``; scatter indices are drawn with
+    replacement, so duplicates (collisions) happen.
+    """
+    if ndim not in PAGE_LIMITS:
+        raise IndexingError(f"ndim must be 1, 2 or 3, got {ndim}")
+    if op not in ("gather", "scatter"):
+        raise IndexingError(f"op must be 'gather' or 'scatter', got {op!r}")
+    g = torch.Generator().manual_seed(int(seed))
+    limit = PAGE_LIMITS[ndim]
+
+    def randint(lo: int, hi: int) -> int:
+        return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+    shape = tuple(randint(2, min(m, 5)) for m in limit)
+    dim = randint(0, ndim - 1)
+    first = torch.randint(0, 10, shape, generator=g)
+    ishape = tuple(randint(1, s) for s in shape)
+    index = torch.randint(0, shape[dim], ishape, generator=g)
+    texts = {"first": format_tensor(first), "index": format_tensor(index), "dim": str(dim)}
+    if op == "scatter":
+        texts["first"] = format_tensor(torch.zeros(shape, dtype=torch.int64))
+        texts["src"] = format_tensor(torch.randint(1, 10, ishape, generator=g))
+    else:
+        texts["src"] = ""
+    return texts
+
+
+# --------------------------------------------------------------------------------------------
+# Pitfalls: eight live demos, each with a verdict computed from the actual tensors
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PitfallDemo:
+    """One pitfall run live.
+
+    ``values`` holds the named tensors/strings the demo produced (the snippet defines the same
+    names, and a test compares them); ``lines`` are ``(label, text)`` rows the page prints;
+    ``verdict`` is computed from the tensors; ``holds`` says whether the pitfall showed up.
+    """
+
+    number: int
+    title: str
+    lesson: str
+    snippet: str
+    values: dict[str, Any]
+    lines: tuple[tuple[str, str], ...]
+    verdict: str
+    holds: bool
+
+
+PITFALL_TITLES: dict[int, str] = {
+    1: "a[:, idx] is not a[arange(n), idx]; bool vs integer idx",
+    2: "Basic slicing gives a view, advanced indexing a copy",
+    3: "Chained assignment a[m1][m2] = 0 does not write",
+    4: "x[idx] += 1 with duplicate indices adds once",
+    5: "nonzero() shape (z, ndim): empty (0, 1) breaks torch.cat",
+    6: "0-d tensors: t[3].shape == () cannot be concatenated",
+    7: "Recovering top-k values: a[topk_idx, arange(n)] vs a[topk_idx, :]",
+    8: "max() of an empty tensor raises",
+}
+
+
+def _capture(fn: Any) -> str | None:
+    try:
+        fn()
+    except (RuntimeError, IndexError, ValueError) as err:
+        return str(err).splitlines()[0]
+    return None
+
+
+def _shape(t: torch.Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def run_pitfall(number: int, seed: int = 0, n: int = 4) -> PitfallDemo:
+    """Run pitfall ``number`` (1..8) on small tensors drawn from ``seed``; ``n`` in 2..6 rows.
+
+    Raises:
+        IndexingError: unknown number or ``n`` outside 2..6.
+    """
+    if number not in PITFALL_TITLES:
+        raise IndexingError(f"pitfall number must be 1 to 8, got {number!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 6:
+        raise IndexingError(f"n must be a whole number from 2 to 6, got {n!r}")
+    g = torch.Generator().manual_seed(int(seed))
+    return _PITFALLS[number](g, n)
+
+
+def _p1(g: torch.Generator, n: int) -> PitfallDemo:
+    m = n + 1
+    a = torch.arange(n * m).reshape(n, m)
+    idx = torch.randint(0, m, (n,), generator=g)
+    mask = torch.rand(m, generator=g) > 0.5
+    mask[0] = True
+    wrong = a[:, idx]
+    right = a[torch.arange(n), idx]
+    by_mask = a[:, mask]
+    by_int = a[:, mask.long()]
+    diag_ok = bool(torch.equal(wrong.diagonal(), right))
+    holds = wrong.shape != right.shape and (
+        by_mask.shape != by_int.shape or not torch.equal(by_mask, by_int)
+    )
+    code = f"""import torch
+
+a = torch.arange({n * m}).reshape({n}, {m})
+idx = {tensor_code(idx)}
+wrong = a[:, idx]                    # every row, every idx column: shape (n, n)
+right = a[torch.arange({n}), idx]    # row i, column idx[i]: shape (n,)
+mask = {tensor_code(mask)}
+by_mask = a[:, mask]                 # keeps the columns where mask is True
+by_int = a[:, mask.long()]           # the same 0/1 as integers: columns 0 and 1!
+print(wrong.shape, right.shape, torch.equal(wrong.diagonal(), right))
+print(by_mask.shape, by_int.shape)
+"""
+    return PitfallDemo(
+        1,
+        PITFALL_TITLES[1],
+        "Two integer tensors index *together* (pairwise); a slice ':' keeps a whole dim and "
+        "combines with every idx value. A bool mask selects, the same mask as 0/1 integers "
+        "picks columns 0 and 1.",
+        code,
+        {"wrong": wrong, "right": right, "by_mask": by_mask, "by_int": by_int},
+        (
+            ("a", tensor_literal(a)),
+            ("idx", tensor_literal(idx)),
+            ("a[:, idx]", f"shape {_shape(wrong)}: {tensor_literal(wrong)}"),
+            ("a[torch.arange(n), idx]", f"shape {_shape(right)}: {tensor_literal(right)}"),
+            ("mask", tensor_literal(mask)),
+            ("a[:, mask]", f"shape {_shape(by_mask)}"),
+            ("a[:, mask.long()]", f"shape {_shape(by_int)}"),
+        ),
+        f"a[:, idx] has shape {_shape(wrong)}, a[arange(n), idx] has {_shape(right)}; the wanted "
+        f"values are the diagonal of the first: {diag_ok}. Mask: {_shape(by_mask)} vs integer "
+        f"0/1: {_shape(by_int)}.",
+        bool(holds),
+    )
+
+
+def _p2(g: torch.Generator, n: int) -> PitfallDemo:
+    a = torch.randint(0, 10, (n, 4), generator=g)
+    original = a.clone()
+    v = a[1:, ::2]
+    c = a[[0, 1]]
+    v_ptr_same = v.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+    c_ptr_same = c.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+    v_offset = v.storage_offset()
+    v[0, 0] = 100
+    c[0, 0] = -1
+    a_after = a.clone()
+    view_wrote = int(a[1, 0]) == 100
+    copy_wrote = int(a[0, 0]) == -1
+    code = f"""import torch
+
+a = {tensor_code(original)}
+v = a[1:, ::2]       # basic slicing -> view
+c = a[[0, 1]]        # advanced (integer list) indexing -> copy
+print(v.untyped_storage().data_ptr() == a.untyped_storage().data_ptr(), v.storage_offset())
+print(c.untyped_storage().data_ptr() == a.untyped_storage().data_ptr())
+v[0, 0] = 100        # writes into a[1, 0]
+c[0, 0] = -1         # writes only into the copy
+a_after = a.clone()
+print(a_after)
+"""
+    return PitfallDemo(
+        2,
+        PITFALL_TITLES[2],
+        "A view shares the original's storage (same data_ptr, its own offset and strides), so "
+        "writes go through. Advanced indexing allocates new storage.",
+        code,
+        {"a_after": a_after},
+        (
+            ("a before", tensor_literal(original)),
+            (
+                "v = a[1:, ::2]",
+                f"same storage: {v_ptr_same}, storage_offset {v_offset}, "
+                f"stride {tuple(v.stride())}",
+            ),
+            ("c = a[[0, 1]]", f"same storage: {c_ptr_same}, storage_offset {c.storage_offset()}"),
+            ("a after v[0,0]=100 and c[0,0]=-1", tensor_literal(a_after)),
+        ),
+        f"View shares storage: {v_ptr_same}; writing through it changed a[1, 0]: {view_wrote}. "
+        f"Copy shares storage: {c_ptr_same}; writing it changed a[0, 0]: {copy_wrote}.",
+        bool(v_ptr_same and view_wrote and not c_ptr_same and not copy_wrote),
+    )
+
+
+def _p3(g: torch.Generator, n: int) -> PitfallDemo:
+    a = torch.randint(1, 10, (2 * n,), generator=g)
+    m1 = a > 4
+    if not bool(m1.any()):
+        a[0] = 9
+        m1 = a > 4
+    sel = a[m1]
+    m2 = sel % 2 == 1
+    if not bool(m2.any()):
+        m2[0] = True
+    chained = a.clone()
+    chained[m1][m2] = 0
+    idx = torch.nonzero(m1).squeeze(1)
+    fixed = a.clone()
+    fixed[idx[m2]] = 0
+    chained_changed = int((chained != a).sum())
+    fixed_changed = int((fixed != a).sum())
+    code = f"""import torch
+
+a = {tensor_code(a)}
+m1 = a > 4
+m2 = a[m1] % 2 == 1                  # a mask over the selected elements
+chained = a.clone()
+chained[m1][m2] = 0                  # chained[m1] is a copy: the write is lost
+idx = torch.nonzero(m1).squeeze(1)   # positions of the selected elements
+fixed = a.clone()
+fixed[idx[m2]] = 0                   # one indexing step on the original: it writes
+print(chained)
+print(fixed)
+"""
+    return PitfallDemo(
+        3,
+        PITFALL_TITLES[3],
+        "a[m1] with a mask is advanced indexing, i.e. a copy; the second [m2] = 0 writes into "
+        "that temporary copy. Compose the indices first and index once.",
+        code,
+        {"chained": chained, "fixed": fixed},
+        (
+            ("a", tensor_literal(a)),
+            ("m1 = a > 4", tensor_literal(m1)),
+            ("m2 (over a[m1])", tensor_literal(m2)),
+            ("after a[m1][m2] = 0", tensor_literal(chained)),
+            ("after a[idx[m2]] = 0", tensor_literal(fixed)),
+        ),
+        f"a[m1][m2] = 0 changed {chained_changed} element(s); a[idx[m2]] = 0 changed "
+        f"{fixed_changed} (expected {int(m2.sum())}).",
+        chained_changed == 0 and fixed_changed == int(m2.sum()),
+    )
+
+
+def _p4(g: torch.Generator, n: int) -> PitfallDemo:
+    idx = torch.randint(0, n, (n + 2,), generator=g)
+    idx[1] = idx[0]  # make sure there is a duplicate
+    plus = torch.zeros(n, dtype=torch.int64)
+    plus[idx] += 1
+    put = torch.zeros(n, dtype=torch.int64).index_put_(
+        (idx,), torch.ones(len(idx), dtype=torch.int64), accumulate=True
+    )
+    add = torch.zeros(n, dtype=torch.int64).index_add_(
+        0, idx, torch.ones(len(idx), dtype=torch.int64)
+    )
+    counts = torch.bincount(idx, minlength=n)
+    code = f"""import torch
+
+idx = {tensor_code(idx)}
+plus = torch.zeros({n}, dtype=torch.int64)
+plus[idx] += 1                       # read, add, write back: duplicates count once
+put = torch.zeros({n}, dtype=torch.int64).index_put_(
+    (idx,), torch.ones(len(idx), dtype=torch.int64), accumulate=True)
+ones = torch.ones(len(idx), dtype=torch.int64)
+add = torch.zeros({n}, dtype=torch.int64).index_add_(0, idx, ones)
+counts = torch.bincount(idx, minlength={n})
+print(plus, put, add, counts)
+"""
+    ok = not torch.equal(plus, counts) and torch.equal(put, counts) and torch.equal(add, counts)
+    return PitfallDemo(
+        4,
+        PITFALL_TITLES[4],
+        "x[idx] += 1 is x[idx] = x[idx] + 1: one gather, one add, one scatter, so duplicates "
+        "overwrite each other. Accumulating ops add every time.",
+        code,
+        {"plus": plus, "put": put, "add": add, "counts": counts},
+        (
+            ("idx", tensor_literal(idx)),
+            ("x[idx] += 1", tensor_literal(plus)),
+            ("index_put_(accumulate=True)", tensor_literal(put)),
+            ("index_add_", tensor_literal(add)),
+            ("bincount (truth)", tensor_literal(counts)),
+        ),
+        f"x[idx] += 1 matches the counts: {torch.equal(plus, counts)}; index_put_(accumulate=True):"
+        f" {torch.equal(put, counts)}; index_add_: {torch.equal(add, counts)}.",
+        bool(ok),
+    )
+
+
+def _p5(g: torch.Generator, n: int) -> PitfallDemo:
+    t = torch.randint(1, 10, (n,), generator=g)
+    found = torch.nonzero(t > 5)
+    empty = torch.nonzero(t > 100)
+    kept = torch.tensor([0, 1])
+    err = _capture(lambda: torch.cat([empty, kept]))
+    fixed = torch.cat([empty.squeeze(1), kept])
+    where_empty = torch.where(t > 100)[0]
+    where_cat = torch.cat([where_empty, kept])
+    code = f"""import torch
+
+t = {tensor_code(t)}
+found = torch.nonzero(t > 5)         # shape (z, ndim) = (z, 1) for a 1-D t
+empty = torch.nonzero(t > 100)       # shape (0, 1): 2-D!
+kept = torch.tensor([0, 1])
+try:
+    torch.cat([empty, kept])
+except RuntimeError as exc:
+    error = str(exc)
+    print(error)
+fixed = torch.cat([empty.squeeze(1), kept])
+where_cat = torch.cat([torch.where(t > 100)[0], kept])   # where gives 1-D per dim
+print(fixed, where_cat)
+"""
+    return PitfallDemo(
+        5,
+        PITFALL_TITLES[5],
+        "nonzero(as_tuple=False) returns one row per hit and one column per dim, so even an "
+        "empty result is 2-D. squeeze(1) or torch.where / as_tuple=True give 1-D indices.",
+        code,
+        {"found": found, "empty": empty, "error": err, "fixed": fixed, "where_cat": where_cat},
+        (
+            ("t", tensor_literal(t)),
+            ("nonzero(t > 5)", f"shape {_shape(found)}"),
+            ("nonzero(t > 100)", f"shape {_shape(empty)}"),
+            ("torch.cat([empty, kept])", f"RuntimeError: {err}" if err else "no error"),
+            ("torch.cat([empty.squeeze(1), kept])", tensor_literal(fixed)),
+            ("torch.where(t > 100)[0]", f"shape {_shape(where_empty)}"),
+        ),
+        f"nonzero gives shape {_shape(found)} (z, ndim); the empty one is {_shape(empty)} and "
+        f"torch.cat {'fails' if err else 'works'}; after squeeze(1) it gives "
+        f"{tensor_literal(fixed)}.",
+        bool(err) and tuple(empty.shape) == (0, 1),
+    )
+
+
+def _p6(g: torch.Generator, n: int) -> PitfallDemo:
+    t = torch.randint(0, 10, (n + 2,), generator=g)
+    item = t[3]
+    err = _capture(lambda: torch.cat([t[3], t[1]]))
+    stacked = torch.stack([t[3], t[1]])
+    sliced = torch.cat([t[3:4], t[1:2]])
+    code = f"""import torch
+
+t = {tensor_code(t)}
+print(t[3].shape)                    # torch.Size([]): a 0-d tensor
+try:
+    torch.cat([t[3], t[1]])
+except RuntimeError as exc:
+    error = str(exc)
+    print(error)
+stacked = torch.stack([t[3], t[1]])  # stack adds a dim: works
+sliced = torch.cat([t[3:4], t[1:2]]) # slices keep a dim: works
+print(stacked, sliced)
+"""
+    return PitfallDemo(
+        6,
+        PITFALL_TITLES[6],
+        "An integer index removes its dim; for a 1-D tensor you get a 0-d tensor, which has "
+        "no dim to concatenate along. Use a slice t[3:4], unsqueeze, or torch.stack.",
+        code,
+        {"error": err, "stacked": stacked, "sliced": sliced},
+        (
+            ("t", tensor_literal(t)),
+            ("t[3].shape", str(tuple(item.shape))),
+            ("torch.cat([t[3], t[1]])", f"RuntimeError: {err}" if err else "no error"),
+            ("torch.stack([t[3], t[1]])", tensor_literal(stacked)),
+            ("torch.cat([t[3:4], t[1:2]])", tensor_literal(sliced)),
+        ),
+        f"t[3].shape == {tuple(item.shape)}; torch.cat of 0-d tensors "
+        f"{'raises' if err else 'works'}; stack and slices give {tensor_literal(stacked)}.",
+        tuple(item.shape) == () and bool(err),
+    )
+
+
+def _p7(g: torch.Generator, n: int) -> PitfallDemo:
+    a = torch.randint(0, 100, (n + 1, n), generator=g)
+    k = 2
+    vals, topk_idx = a.topk(k, dim=0)
+    right = a[topk_idx, torch.arange(n)]
+    wrong = a[topk_idx, :]
+    gathered = torch.gather(a, 0, topk_idx)
+    ok_right = bool(torch.equal(right, vals))
+    code = f"""import torch
+
+a = {tensor_code(a)}
+vals, topk_idx = a.topk({k}, dim=0)          # top-{k} of every column: (k, n) row numbers
+right = a[topk_idx, torch.arange({n})]       # pairs (topk_idx[i][j], j): shape (k, n)
+wrong = a[topk_idx, :]                       # whole rows for every index: shape (k, n, n)
+gathered = torch.gather(a, 0, topk_idx)      # the same as `right`
+print(torch.equal(right, vals), wrong.shape)
+"""
+    return PitfallDemo(
+        7,
+        PITFALL_TITLES[7],
+        "topk along dim 0 returns row numbers per column; pair each with its column "
+        "(arange(n) broadcasts against topk_idx) or use gather.",
+        code,
+        {"vals": vals, "right": right, "wrong": wrong, "gathered": gathered},
+        (
+            ("a", tensor_literal(a)),
+            ("topk_idx", tensor_literal(topk_idx)),
+            ("vals", tensor_literal(vals)),
+            ("a[topk_idx, torch.arange(n)]", f"shape {_shape(right)}: {tensor_literal(right)}"),
+            ("a[topk_idx, :]", f"shape {_shape(wrong)}"),
+        ),
+        f"a[topk_idx, arange(n)] equals vals: {ok_right} (gather too: "
+        f"{torch.equal(gathered, vals)}); a[topk_idx, :] has shape {_shape(wrong)} instead of "
+        f"{_shape(vals)}.",
+        ok_right and wrong.shape != vals.shape,
+    )
+
+
+def _p8(g: torch.Generator, n: int) -> PitfallDemo:
+    t = torch.rand(n, generator=g)
+    empty = t[t > 2]  # nothing is > 2 in [0, 1)
+    err = _capture(lambda: empty.max())
+    safe = empty.max() if empty.numel() else torch.tensor(float("-inf"))
+    along_dim_err = _capture(lambda: empty.max(dim=0))
+    code = f"""import torch
+
+t = {tensor_code(t)}
+empty = t[t > 2]                     # nothing qualifies: shape (0,)
+try:
+    empty.max()
+except RuntimeError as exc:
+    error = str(exc)
+    print(error)
+safe = empty.max() if empty.numel() else torch.tensor(float("-inf"))
+print(safe)
+"""
+    return PitfallDemo(
+        8,
+        PITFALL_TITLES[8],
+        "A reduction without identity (max, min, argmax) has no answer for zero elements. "
+        "Check numel() first, or reduce with a fallback value.",
+        code,
+        {"empty": empty, "error": err, "safe": safe},
+        (
+            ("t", tensor_literal(t)),
+            ("t[t > 2]", f"shape {_shape(empty)}"),
+            ("t[t > 2].max()", f"RuntimeError: {err}" if err else "no error"),
+            ("t[t > 2].max(dim=0)", f"RuntimeError: {along_dim_err}" if along_dim_err else "works"),
+            ("with a numel() check", format_value(safe)),
+        ),
+        f"max() of a tensor of shape {_shape(empty)} {'raises' if err else 'works'}; "
+        f"the guarded version returns {format_value(safe)}.",
+        bool(err),
+    )
+
+
+_PITFALLS = {1: _p1, 2: _p2, 3: _p3, 4: _p4, 5: _p5, 6: _p6, 7: _p7, 8: _p8}
+
+
+# --------------------------------------------------------------------------------------------
+# x[...] presets
+# --------------------------------------------------------------------------------------------
+
+INDEX_PRESETS: dict[str, str] = {
+    "x[1:, ::2]  basic slicing (view)": "1:, ::2",
+    "x[:, [0, 2]]  integer list (copy)": ":, [0, 2]",
+    "x[[0, 2], [1, 3]]  pairs": "[0, 2], [1, 3]",
+    "x[[True, False, True]]  boolean mask": "[True, False, True]",
+    "x[1]  integer (view, one dim fewer)": "1",
+    "x[..., -1]  ellipsis + negative": "..., -1",
+    "x[None, 1:3]  new axis": "None, 1:3",
+    "x[[[0], [2]], [1, 3]]  broadcast pairs": "[[0], [2]], [1, 3]",
+}
+INDEX_DEFAULT_X = "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]"
+
+
+def run_index_case(x_text: str, expr: str) -> tuple[Trace | None, IndexingError | None, str]:
+    """Parse ``x`` and the expression, trace ``x[expr]``; ``(trace, error, snippet)``."""
+    try:
+        x = parse_tensor(x_text, "x")
+        items = parse_index_expression(expr)
+    except IndexingError as err:
+        return None, err, ""
+    try:
+        trace = trace_index(x, items)
+    except IndexingError as err:
+        if err.torch_error is None:
+            return None, err, ""
+        return None, err, index_snippet(x, items, error=True)
+    return trace, None, index_snippet(x, items)
