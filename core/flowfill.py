@@ -1,0 +1,1317 @@
+"""Filling NaN holes in optical flow with multi-scale masked box means (the notes' method, fast).
+
+The method (from the project notes): for every channel separately, and for every odd window size
+``k`` in ``3, 5, 9, 17, 33, ...`` (``2**j + 1`` up to ``max_window``), take the zero-padded masked
+box mean ``sum(box(x * valid)) / sum(box(valid))``; average those means over the scales whose window
+holds at least one valid sample; replace only the NaN values. A hole with no valid sample inside the
+largest window stays NaN and is counted in :attr:`FillResult.unfilled`.
+
+Three implementations of the same definition live here:
+
+* :func:`notes_gradual_mean_torch` -- **the reference**: the notes' ``F.avg_pool2d`` version
+  (``count_include_pad=True``, stride 1, padding ``k // 2``), kept as written, slow on a CPU.
+* :func:`loop_reference` -- a plain per-pixel Python loop, for tests on tiny inputs.
+* :func:`gradual_mean_fill` -- the fast one, with an OpenCV backend (``cv2.boxFilter``) and a torch
+  backend (CPU or CUDA, summed-area table gathered only at the holes).
+
+Everything else here feeds the Flow page: synthetic fields with ground truth, Farneback flow from
+image pairs, hole masks, ``.flo`` / ``.npy`` loading, the usual alternatives (``cv2.inpaint``,
+nearest-valid fill), endpoint-error metrics, timing and the code snippet.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import cv2
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+__all__ = [
+    "BACKENDS",
+    "FLO_MAGIC",
+    "MASK_KINDS",
+    "MAX_SIDE",
+    "SOURCES",
+    "SYNTHETIC_FIELDS",
+    "Comparison",
+    "FillResult",
+    "FlowCase",
+    "FlowSpec",
+    "MethodResult",
+    "apply_holes",
+    "build_flow",
+    "case_from_flow",
+    "case_from_images",
+    "compare_methods",
+    "decode_image",
+    "endpoint_error",
+    "epe_stats",
+    "farneback_flow",
+    "fb_consistency_mask",
+    "gradual_mean_fill",
+    "inpaint_fill",
+    "load_flo",
+    "load_flow_file",
+    "load_npy",
+    "loop_reference",
+    "make_hole_mask",
+    "nearest_fill",
+    "notes_gradual_mean_torch",
+    "save_flo",
+    "scale_means",
+    "snippet_for",
+    "synthetic_flow",
+    "window_sizes",
+]
+
+Backend = Literal["auto", "cv2", "torch"]
+BACKENDS: tuple[str, ...] = ("auto", "cv2", "torch")
+FLO_MAGIC = 202021.25
+FLO_UNKNOWN = 1e9  # Middlebury marks unknown flow with values above 1e9; we turn them into NaN
+MAX_SIDE = 2048  # size cap for images and flow files (pixels per side)
+SYNTHETIC_FIELDS: tuple[str, ...] = (
+    "translation",
+    "rotation",
+    "zoom",
+    "shear",
+    "vortex",
+    "piecewise",
+)
+MASK_KINDS: tuple[str, ...] = ("random", "blobs", "stripes", "border", "fb")
+SOURCES: tuple[str, ...] = ("synthetic", "stereo", "affine")
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+
+
+def window_sizes(max_window: int) -> tuple[int, ...]:
+    """The odd window sizes ``3, 5, 9, 17, ...`` (``2**j + 1``) up to and including ``max_window``.
+
+    Raises:
+        ValueError: if ``max_window`` is not an integer of the form ``2**k + 1`` with ``k >= 1``.
+            Non-conforming values are rejected, never rounded, so a page or a script can't
+            silently run a different experiment from the one it asked for.
+
+    >>> window_sizes(33)
+    (3, 5, 9, 17, 33)
+    """
+    if isinstance(max_window, bool) or not isinstance(max_window, (int, np.integer)):
+        raise ValueError(
+            f"max_window must be an integer 2**k + 1 (3, 5, 9, 17, 33, ...), got {max_window!r}"
+        )
+    m = int(max_window)
+    if m < 3 or (m - 1) & (m - 2) != 0:
+        raise ValueError(f"max_window must be 2**k + 1 (3, 5, 9, 17, 33, 65, 129, ...), got {m}")
+    if m > 4097:
+        raise ValueError(f"max_window must be at most 4097, got {m}")
+    return tuple(2**j + 1 for j in range(1, int(math.log2(m - 1)) + 1))
+
+
+def _as_numpy_hwc(flow: np.ndarray | torch.Tensor, name: str = "flow") -> np.ndarray:
+    """Validate an (H, W, C) float array or tensor; return it as a NumPy array (no copy if
+    possible)."""
+    if isinstance(flow, torch.Tensor):
+        if not flow.is_floating_point():
+            raise ValueError(f"{name} must be a floating-point tensor, got dtype {flow.dtype}")
+        arr = flow.detach().cpu().numpy()
+    elif isinstance(flow, np.ndarray):
+        arr = flow
+    else:
+        raise ValueError(
+            f"{name} must be a NumPy array or a torch tensor, got {type(flow).__name__}"
+        )
+    _check_hwc(arr.shape, arr.dtype, name)
+    return arr
+
+
+def _validate_flow(flow: np.ndarray | torch.Tensor) -> None:
+    """Shape/dtype/finiteness checks shared by the fill functions (no device copies)."""
+    if isinstance(flow, torch.Tensor):
+        _check_hwc(tuple(flow.shape), None, "flow")
+        if not flow.is_floating_point():
+            raise ValueError(f"flow must be a floating-point tensor, got dtype {flow.dtype}")
+        if bool(torch.isinf(flow).any()):
+            raise ValueError("flow contains infinite values; only NaN may mark a hole")
+    else:
+        arr = _as_numpy_hwc(flow)
+        if np.isinf(arr).any():
+            raise ValueError("flow contains infinite values; only NaN may mark a hole")
+
+
+def _check_hwc(shape: tuple[int, ...], dtype: object, name: str) -> None:
+    if len(shape) != 3:
+        raise ValueError(
+            f"{name} must have shape (H, W, C), e.g. (240, 320, 2) for u/v flow, got shape "
+            f"{tuple(shape)}"
+        )
+    h, w, c = shape
+    if h < 1 or w < 1 or c < 1:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(shape)}")
+    if isinstance(dtype, np.dtype) and not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"{name} must hold floats (NaN marks a hole), got dtype {dtype}")
+
+
+# --------------------------------------------------------------------------------------------
+# result type
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FillResult:
+    """What :func:`gradual_mean_fill` returns.
+
+    Attributes:
+        filled: the filled flow, same type (ndarray/tensor), layout (H, W, C), dtype and device
+            as the input. Only NaN values were replaced.
+        scales_used: (H, W, C) uint8 -- for each hole value, how many window sizes had at least
+            one valid sample (0 for valid values and for holes left unfilled).
+        unfilled: number of hole *values* (pixel x channel) still NaN because no valid sample lies
+            within the largest window.
+        holes: number of NaN values in the input.
+        windows: the window sizes used, e.g. ``(3, 5, 9, 17, 33)``.
+        backend: the backend that ran (``"cv2"`` or ``"torch"``).
+        device: where it ran (``"cpu"`` or ``"cuda:N"``).
+    """
+
+    filled: np.ndarray | torch.Tensor
+    scales_used: np.ndarray
+    unfilled: int
+    holes: int
+    windows: tuple[int, ...]
+    backend: str
+    device: str
+
+
+# --------------------------------------------------------------------------------------------
+# the reference: the notes' avg_pool2d version, and a per-pixel loop
+# --------------------------------------------------------------------------------------------
+
+
+def notes_gradual_mean_torch(
+    flow: np.ndarray | torch.Tensor, max_window: int = 33, *, device: str | None = None
+) -> np.ndarray | torch.Tensor:
+    """REFERENCE: the notes' vectorized version, built on ``F.avg_pool2d`` -- kept as written.
+
+    Per channel: ``x0 = where(valid, x, 0)``; for each window ``k`` in :func:`window_sizes`,
+    ``num = avg_pool2d(x0 * valid, k, 1, k // 2, count_include_pad=True)`` and
+    ``den = avg_pool2d(valid, ...)``; the scale's mean is ``num / den`` where ``den > 0``.
+    The means are averaged over the contributing scales and written into the NaN values only.
+    ``avg_pool2d`` costs ``k**2`` per pixel, so this is slow on a CPU (seconds at 1080p).
+
+    Args:
+        flow: (H, W, C) float array or tensor, NaN marks a hole.
+        max_window: largest window, ``2**k + 1``.
+        device: where to run; default: the tensor's device, or ``"cpu"`` for arrays.
+
+    Returns:
+        The filled flow, same type, layout and dtype as ``flow`` (a tensor stays on its device).
+    """
+    windows = window_sizes(max_window)
+    _validate_flow(flow)
+    is_tensor = isinstance(flow, torch.Tensor)
+    src = flow if is_tensor else torch.from_numpy(np.ascontiguousarray(flow))
+    dev = torch.device(device) if device is not None else src.device
+    x = src.to(dev, torch.float32).permute(2, 0, 1).unsqueeze(0)  # (1, C, H, W)
+    valid = ~torch.isnan(x)
+    vf = valid.float()
+    x0 = torch.where(valid, x, torch.zeros_like(x))  # NaN -> 0 *before* the masked sums
+    total = torch.zeros_like(x)
+    count = torch.zeros_like(x)
+    for k in windows:
+        num = F.avg_pool2d(x0 * vf, k, stride=1, padding=k // 2, count_include_pad=True)
+        den = F.avg_pool2d(vf, k, stride=1, padding=k // 2, count_include_pad=True)
+        ok = den > 0
+        total += torch.where(ok, num / torch.where(ok, den, torch.ones_like(den)), 0.0)
+        count += ok.float()
+    fill = torch.where(count > 0, total / count.clamp_min(1), torch.full_like(total, float("nan")))
+    out = torch.where(valid, x, fill)[0].permute(1, 2, 0)
+    if is_tensor:
+        return out.to(flow.device, flow.dtype)
+    return out.cpu().numpy().astype(flow.dtype, copy=False)
+
+
+def loop_reference(flow: np.ndarray, max_window: int = 33) -> np.ndarray:
+    """A plain per-pixel, per-channel Python loop of the same definition (tests only: tiny inputs).
+
+    Args:
+        flow: (H, W, C) float array, NaN marks a hole.
+        max_window: largest window, ``2**k + 1``.
+
+    Returns:
+        (H, W, C) float64 array: holes filled where possible, everything else unchanged.
+    """
+    windows = window_sizes(max_window)
+    x = _as_numpy_hwc(flow).astype(np.float64)
+    h, w, c_count = x.shape
+    out = x.copy()
+    for c in range(c_count):
+        for y in range(h):
+            for xx in range(w):
+                if not math.isnan(x[y, xx, c]):
+                    continue
+                means = []
+                for k in windows:
+                    r = k // 2
+                    s, n = 0.0, 0
+                    for yy in range(max(0, y - r), min(h, y + r + 1)):
+                        for xs in range(max(0, xx - r), min(w, xx + r + 1)):
+                            v = x[yy, xs, c]
+                            if not math.isnan(v):
+                                s += v
+                                n += 1
+                    if n > 0:
+                        means.append(s / n)
+                if means:
+                    out[y, xx, c] = sum(means) / len(means)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the fast implementations
+# --------------------------------------------------------------------------------------------
+
+
+def _hole_box(holes_any: np.ndarray, radius: int) -> tuple[int, int, int, int]:
+    """Bounding box (y0, y1, x0, x1) of the holes grown by ``radius``: all a hole's window reads."""
+    h, w = holes_any.shape
+    rows = np.flatnonzero(holes_any.any(axis=1))
+    cols = np.flatnonzero(holes_any.any(axis=0))
+    return (
+        max(0, int(rows[0]) - radius),
+        min(h, int(rows[-1]) + radius + 1),
+        max(0, int(cols[0]) - radius),
+        min(w, int(cols[-1]) + radius + 1),
+    )
+
+
+def _fill_shared_cv2(
+    x: np.ndarray,
+    holes_any: np.ndarray,
+    windows: tuple[int, ...],
+    out: np.ndarray,
+    scales_used: np.ndarray,
+) -> int:
+    """Fill ``out`` in place where all C channels of ``x`` share the hole mask ``holes_any``.
+
+    Args:
+        x: (H, W, C) float32, C-contiguous; NaN exactly where ``holes_any`` is True.
+        holes_any: (H, W) bool, at least one True.
+        windows: window sizes.
+        out: (H, W, C) float32 copy of ``x`` to write the fill into.
+        scales_used: (H, W, C) uint8 zeros to write the per-hole scale count into.
+
+    Returns:
+        The number of hole *values* left NaN (pixels x C).
+    """
+    h, w, c_count = x.shape
+    y0, y1, x0, x1 = _hole_box(holes_any, windows[-1] // 2)
+    crop_holes = holes_any[y0:y1, x0:x1]
+    # data with NaN -> 0 (before any sum: 0 * NaN is NaN), plus ONE shared valid-count channel
+    data = np.ascontiguousarray(x[y0:y1, x0:x1])
+    if np.may_share_memory(data, x):  # never patch the caller's memory
+        data = data.copy()
+    cv2.patchNaNs(data.reshape(data.shape[0], -1), 0)
+    valid = np.logical_not(crop_holes).astype(np.float32)
+    planes = [data] if c_count == 1 else list(cv2.split(data))
+    stack = cv2.merge([*planes, valid])  # (h, w, C + 1) float32
+    idx = np.flatnonzero(crop_holes)
+    n = idx.size
+    total = np.zeros((c_count, n), np.float32)
+    count = np.zeros(n, np.float32)
+    flat = stack.reshape(-1, c_count + 1)
+    for k in windows:
+        boxed = cv2.boxFilter(stack, -1, (k, k), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        flat = boxed.reshape(-1, c_count + 1)
+        # only what the holes need: gather the hole pixels, then work on contiguous planes
+        g = np.take(flat, idx, axis=0).T.copy()  # (C + 1, n)
+        den = g[c_count]  # exact integer counts
+        count += np.minimum(den, 1.0)
+        np.maximum(den, 1.0, out=den)  # where den == 0 the sums are exactly 0 too -> adds 0
+        total += g[:c_count] / den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fill = total / count  # 0 / 0 -> NaN: no valid sample in the largest window
+    cw = crop_holes.shape[1]
+    gidx = idx + y0 * w if cw == w else (idx // cw + y0) * w + (idx % cw + x0)
+    out.reshape(-1, c_count)[gidx] = fill.T
+    scales_used.reshape(-1, c_count)[gidx] = count.astype(np.uint8)[:, None]
+    return c_count * int(n - np.count_nonzero(count))
+
+
+def _fill_cv2(x: np.ndarray, windows: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """cv2 backend on a float32 (H, W, C) array. Returns (filled, scales_used, unfilled, holes).
+
+    Why it is fast: (1) all channels plus the valid count go through *one* multi-channel
+    ``cv2.boxFilter`` per scale (O(1) per pixel whatever the window, where avg_pool2d pays
+    ``k**2``); (2) when the channels share their holes (u and v of a flow, the usual case) they
+    share one count channel; (3) the filter runs only on the bounding box of the holes grown by
+    the largest radius; (4) the divisions and the scale average run only on the gathered hole
+    pixels, on contiguous float32 planes; (5) no ``where=`` masks: a window with no valid sample
+    has a data sum of exactly 0, so ``sum / max(count, 1)`` adds 0 and ``min(count, 1)`` counts
+    the scale.
+    """
+    h, w, c_count = x.shape
+    holes = np.isnan(x)  # (H, W, C)
+    scales_used = np.zeros((h, w, c_count), np.uint8)
+    out = x.copy()
+    if c_count == 1:
+        masks = [holes[..., 0]]
+    else:
+        masks = [m.view(bool) for m in cv2.split(holes.view(np.uint8))]
+    if not any(m.any() for m in masks):
+        return out, scales_used, 0, 0
+    if all(np.array_equal(masks[0], m) for m in masks[1:]):
+        unfilled = _fill_shared_cv2(x, masks[0], windows, out, scales_used)
+        return out, scales_used, unfilled, c_count * int(np.count_nonzero(masks[0]))
+    # channels with different holes: each channel with its own mask
+    unfilled = 0
+    for c, m in enumerate(masks):
+        if not m.any():
+            continue
+        xc = np.ascontiguousarray(x[..., c : c + 1])
+        oc = xc.copy()
+        uc = np.zeros((h, w, 1), np.uint8)
+        unfilled += _fill_shared_cv2(xc, m, windows, oc, uc)
+        out[..., c] = oc[..., 0]
+        scales_used[..., c] = uc[..., 0]
+    return out, scales_used, unfilled, int(np.count_nonzero(holes))
+
+
+def _fill_torch(
+    x: torch.Tensor, windows: tuple[int, ...]
+) -> tuple[torch.Tensor, torch.Tensor, int, int]:
+    """torch backend on a float32 (H, W, C) tensor, any device.
+
+    One zero-padded summed-area table (float64, so differences stay exact to ~1e-9) of the data
+    channels and the valid masks; each scale's box sums are then four gathers *at the hole
+    pixels only*. Returns (filled, scales_used uint8, unfilled, holes).
+    """
+    h, w, c_count = x.shape
+    dev = x.device
+    holes = torch.isnan(x)
+    n_holes = int(holes.sum())
+    scales_used = torch.zeros((h, w, c_count), dtype=torch.uint8, device=dev)
+    out = x.clone()
+    if n_holes == 0:
+        return out, scales_used, 0, 0
+    holes_any = holes.any(dim=2)
+    r_max = windows[-1] // 2
+    # crop to the holes' bounding box grown by the largest radius
+    rows = torch.nonzero(holes_any.any(dim=1)).flatten()
+    cols = torch.nonzero(holes_any.any(dim=0)).flatten()
+    y0 = max(0, int(rows[0]) - r_max)
+    y1 = min(h, int(rows[-1]) + r_max + 1)
+    x0 = max(0, int(cols[0]) - r_max)
+    x1 = min(w, int(cols[-1]) + r_max + 1)
+    crop = x[y0:y1, x0:x1]
+    crop_holes = holes[y0:y1, x0:x1]
+    ch, cw = crop.shape[:2]
+    stack = torch.cat([torch.where(crop_holes, 0.0, crop), (~crop_holes).to(crop.dtype)], dim=2)
+    # summed-area table with r_max zeros of padding on every side and one leading zero row/col
+    hp, wp = ch + 2 * r_max + 1, cw + 2 * r_max + 1
+    sat = torch.zeros((hp, wp, 2 * c_count), dtype=torch.float64, device=dev)
+    sat[r_max + 1 : r_max + 1 + ch, r_max + 1 : r_max + 1 + cw] = stack
+    sat = sat.cumsum_(0).cumsum_(1).reshape(hp * wp, 2 * c_count)
+    hole_idx = torch.nonzero(holes_any[y0:y1, x0:x1].flatten()).flatten()
+    hy = hole_idx // cw
+    hx = hole_idx % cw
+    base = (hy + r_max) * wp + (hx + r_max)  # top-left corner index for radius 0, shifted below
+    n = hole_idx.numel()
+    total = torch.zeros((n, c_count), dtype=torch.float64, device=dev)
+    count = torch.zeros((n, c_count), dtype=torch.float64, device=dev)
+    for k in windows:
+        r = k // 2
+        a = sat.index_select(0, base + (r + 1) * wp + (r + 1))
+        b = sat.index_select(0, base - r * wp + (r + 1))
+        c = sat.index_select(0, base + (r + 1) * wp - r)
+        d = sat.index_select(0, base - r * wp - r)
+        box = a - b - c + d
+        num, den = box[:, :c_count], box[:, c_count:]
+        ok = den > 0.5
+        total += torch.where(ok, num / torch.where(ok, den, 1.0), 0.0)
+        count += ok
+    fill = torch.where(count > 0, total / count.clamp_min(1), float("nan")).to(x.dtype)
+    gy = hy + y0
+    gx = hx + x0
+    hole_vals = holes[gy, gx]
+    out[gy, gx] = torch.where(hole_vals, fill, out[gy, gx])
+    scales_used[gy, gx] = torch.where(hole_vals & (count > 0), count, 0).to(torch.uint8)
+    unfilled = int((hole_vals & (count == 0)).sum())
+    return out, scales_used, unfilled, n_holes
+
+
+def _resolve_backend(backend: str, flow: np.ndarray | torch.Tensor, device: str | None) -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend != "auto":
+        return backend
+    target = device
+    if target is None and isinstance(flow, torch.Tensor):
+        target = str(flow.device)
+    # measured: on a CPU the cv2 backend is fastest; on a GPU the torch one (no host round trip)
+    return "torch" if target is not None and target.startswith("cuda") else "cv2"
+
+
+def gradual_mean_fill(
+    flow: np.ndarray | torch.Tensor,
+    max_window: int = 33,
+    *,
+    backend: Backend = "auto",
+    device: str | None = None,
+) -> FillResult:
+    """Fill NaN holes with the average over scales of masked box means (the notes' method, fast).
+
+    Same output as :func:`notes_gradual_mean_torch` (to 1e-5) at a fraction of the cost.
+
+    Args:
+        flow: (H, W, C) float array or tensor (any float dtype), NaN marks a hole. Each channel
+            uses its own holes. The input is never modified.
+        max_window: largest window size, ``2**k + 1`` (3, 5, 9, 17, 33, 65, 129, ...); any other
+            value raises ``ValueError`` (it is not rounded).
+        backend: ``"cv2"`` (NumPy + ``cv2.boxFilter``, CPU), ``"torch"`` (CPU or CUDA) or
+            ``"auto"``: torch on a CUDA device, cv2 otherwise (the fastest of each, measured).
+        device: where the torch backend runs; default: the tensor's device, or ``"cpu"``.
+
+    Returns:
+        :class:`FillResult`; ``.filled`` has the input's type, layout, dtype and device.
+
+    Raises:
+        ValueError: bad shape or dtype, infinite values, bad ``max_window``/``backend``.
+
+    >>> import numpy as np
+    >>> f = np.ones((4, 4, 2), np.float32); f[1, 2] = np.nan
+    >>> r = gradual_mean_fill(f, 3)
+    >>> float(r.filled[1, 2, 0]), r.unfilled
+    (1.0, 0)
+    """
+    windows = window_sizes(max_window)
+    is_tensor = isinstance(flow, torch.Tensor)
+    _validate_flow(flow)
+    chosen = _resolve_backend(backend, flow, device)
+    if chosen == "cv2":
+        if device is not None and not str(device).startswith("cpu"):
+            raise ValueError(f"the cv2 backend runs on the CPU only, got device {device!r}")
+        src = flow.detach().cpu().numpy() if is_tensor else flow
+        x = np.ascontiguousarray(src, dtype=np.float32)
+        filled, used, unfilled, n_holes = _fill_cv2(x, windows)
+        dev = "cpu"
+        if is_tensor:
+            result: np.ndarray | torch.Tensor = torch.from_numpy(filled).to(flow.device, flow.dtype)
+        else:
+            result = filled.astype(flow.dtype, copy=False)
+    else:
+        src_t = flow if is_tensor else torch.from_numpy(np.ascontiguousarray(flow))
+        dev_t = torch.device(device) if device is not None else src_t.device
+        xt = src_t.to(dev_t, torch.float32)
+        if xt.data_ptr() == src_t.data_ptr():
+            xt = xt.clone()  # never alias the caller's memory
+        filled_t, used_t, unfilled, n_holes = _fill_torch(xt, windows)
+        used = used_t.cpu().numpy()
+        dev = str(dev_t)
+        if is_tensor:
+            result = filled_t.to(flow.device, flow.dtype)
+        else:
+            result = filled_t.cpu().numpy().astype(flow.dtype, copy=False)
+    return FillResult(
+        filled=result,
+        scales_used=used,
+        unfilled=unfilled,
+        holes=n_holes,
+        windows=windows,
+        backend=chosen,
+        device=dev,
+    )
+
+
+def scale_means(flow: np.ndarray, max_window: int = 33) -> dict[int, np.ndarray]:
+    """Each scale's masked box mean on its own (what every scale contributes), for the page.
+
+    Args:
+        flow: (H, W, C) float array, NaN marks a hole.
+        max_window: largest window, ``2**k + 1``.
+
+    Returns:
+        ``{k: (H, W, C) float32}`` -- the masked mean for window ``k`` at every pixel, NaN where
+        that window holds no valid sample.
+    """
+    windows = window_sizes(max_window)
+    x = np.ascontiguousarray(_as_numpy_hwc(flow), dtype=np.float32)
+    valid = ~np.isnan(x)
+    x0 = np.where(valid, x, 0).astype(np.float32)
+    vf = valid.astype(np.float32)
+    out: dict[int, np.ndarray] = {}
+    for k in windows:
+        num = np.stack(
+            [
+                cv2.boxFilter(
+                    x0[..., c], -1, (k, k), normalize=False, borderType=cv2.BORDER_CONSTANT
+                )
+                for c in range(x.shape[2])
+            ],
+            axis=2,
+        )
+        den = np.stack(
+            [
+                cv2.boxFilter(
+                    vf[..., c], -1, (k, k), normalize=False, borderType=cv2.BORDER_CONSTANT
+                )
+                for c in range(x.shape[2])
+            ],
+            axis=2,
+        )
+        mean = np.full_like(num, np.nan)
+        np.divide(num, den, out=mean, where=den > 0.5)
+        out[k] = mean
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# flow sources: synthetic fields with ground truth, Farneback flow from image pairs
+# --------------------------------------------------------------------------------------------
+
+
+def _check_size(height: int, width: int, what: str, max_side: int = MAX_SIDE) -> None:
+    for name, v in (("height", height), ("width", width)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 8:
+            raise ValueError(f"{what} {name} must be an integer >= 8, got {v!r}")
+    if max(height, width) > max_side:
+        raise ValueError(
+            f"{what} is {height}x{width} pixels, over the size cap of {max_side} pixels per side; "
+            "use a smaller one"
+        )
+
+
+def synthetic_flow(
+    kind: str,
+    height: int = 240,
+    width: int = 320,
+    *,
+    magnitude: float = 4.0,
+    noise: float = 0.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A synthetic flow field and its ground truth.
+
+    Args:
+        kind: one of :data:`SYNTHETIC_FIELDS`: ``translation`` (constant), ``rotation`` (about the
+            centre), ``zoom`` (expansion from the centre), ``shear`` (u grows with y),
+            ``vortex`` (a Gaussian swirl), ``piecewise`` (a rectangle moving against the
+            background: a motion discontinuity).
+        height, width: size in pixels (8 ... :data:`MAX_SIDE`).
+        magnitude: the largest displacement, about, in pixels.
+        noise: std of Gaussian noise added to the observed flow (ground truth stays clean).
+        seed: seed for the noise.
+
+    Returns:
+        ``(observed, truth)``, each (H, W, 2) float32 with u (x) and v (y) displacements.
+    """
+    if kind not in SYNTHETIC_FIELDS:
+        raise ValueError(f"kind must be one of {', '.join(SYNTHETIC_FIELDS)}, got {kind!r}")
+    _check_size(height, width, "the synthetic flow")
+    if not math.isfinite(magnitude) or not math.isfinite(noise) or noise < 0:
+        raise ValueError(f"magnitude must be finite and noise >= 0, got {magnitude}, {noise}")
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0
+    dx, dy = xx - cx, yy - cy
+    half = max(cx, cy, 1.0)
+    m = float(magnitude)
+    if kind == "translation":
+        u = np.full_like(xx, 0.8 * m)
+        v = np.full_like(xx, -0.6 * m)
+    elif kind == "rotation":
+        theta = m / half  # the corners move about `magnitude` pixels
+        c, s = math.cos(theta), math.sin(theta)
+        u = (c - 1) * dx - s * dy
+        v = s * dx + (c - 1) * dy
+    elif kind == "zoom":
+        u = m / half * dx
+        v = m / half * dy
+    elif kind == "shear":
+        u = m / half * dy
+        v = np.zeros_like(xx)
+    elif kind == "vortex":
+        sigma = 0.35 * min(width, height)
+        amp = m * np.exp(-(dx**2 + dy**2) / (2 * sigma**2)) / sigma
+        u = -amp * dy
+        v = amp * dx
+    else:  # piecewise
+        u = np.full_like(xx, 0.5 * m)
+        v = np.full_like(xx, 0.25 * m)
+        inside = (np.abs(dx) < width / 5) & (np.abs(dy) < height / 4)
+        u[inside] = -0.8 * m
+        v[inside] = 0.5 * m
+    truth = np.stack([u, v], axis=2).astype(np.float32)
+    observed = truth.copy()
+    if noise > 0:
+        rng = np.random.default_rng(seed)
+        observed += rng.normal(0.0, noise, truth.shape).astype(np.float32)
+    return observed, truth
+
+
+def decode_image(data: bytes, name: str = "image", *, max_side: int = MAX_SIDE) -> np.ndarray:
+    """Decode uploaded bytes into an (H, W, 3) uint8 RGB image, checking the size cap."""
+    arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if arr is None:
+        raise ValueError(f"{name} is not an image OpenCV can read (PNG, JPEG, BMP, ...)")
+    h, w = arr.shape[:2]
+    if max(h, w) > max_side:
+        raise ValueError(
+            f"{name} is {h}x{w} pixels, over the size cap of {max_side} pixels per side; "
+            "downscale it first"
+        )
+    return cv2.cvtColor(arr, cv2.COLOR_BGR2RGB)
+
+
+def _to_gray(img: np.ndarray, name: str) -> np.ndarray:
+    if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+        raise ValueError(f"{name} must be an (H, W) or (H, W, 3) image array")
+    if img.ndim == 3 and img.shape[2] not in (1, 3, 4):
+        raise ValueError(f"{name} must have 1, 3 or 4 channels, got {img.shape[2]}")
+    img8 = img if img.dtype == np.uint8 else np.clip(img, 0, 255).astype(np.uint8)
+    if img8.ndim == 2:
+        return img8
+    if img8.shape[2] == 1:
+        return img8[..., 0]
+    code = cv2.COLOR_RGB2GRAY if img8.shape[2] == 3 else cv2.COLOR_RGBA2GRAY
+    return cv2.cvtColor(img8, code)
+
+
+def farneback_flow(
+    img1: np.ndarray, img2: np.ndarray, *, max_side: int = MAX_SIDE
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense optical flow both ways with ``cv2.calcOpticalFlowFarneback``.
+
+    Args:
+        img1, img2: (H, W) or (H, W, 3) uint8 images of the same size (at most ``max_side``).
+
+    Returns:
+        ``(forward, backward)``, each (H, W, 2) float32: ``img1(p) ~ img2(p + forward(p))``.
+
+    Raises:
+        ValueError: different sizes, over the size cap, or too small.
+    """
+    g1, g2 = _to_gray(img1, "the first image"), _to_gray(img2, "the second image")
+    if g1.shape != g2.shape:
+        raise ValueError(
+            f"the two images must have the same size, got {g1.shape[0]}x{g1.shape[1]} and "
+            f"{g2.shape[0]}x{g2.shape[1]}; resize or crop one of them"
+        )
+    _check_size(g1.shape[0], g1.shape[1], "the image pair", max_side)
+    params = dict(pyr_scale=0.5, levels=4, winsize=15, iterations=3, poly_n=5, poly_sigma=1.2,
+                  flags=0)
+    fwd = cv2.calcOpticalFlowFarneback(g1, g2, None, **params)
+    bwd = cv2.calcOpticalFlowFarneback(g2, g1, None, **params)
+    return fwd.astype(np.float32), bwd.astype(np.float32)
+
+
+def _sample_image(name: str, max_side: int) -> np.ndarray:
+    import skimage.data
+
+    path = Path(skimage.data.__file__).parent / name
+    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if bgr is None:
+        raise ValueError(f"scikit-image sample {name} is missing from this installation")
+    h, w = bgr.shape[:2]
+    scale = min(1.0, max_side / max(h, w))
+    if scale < 1.0:
+        bgr = cv2.resize(bgr, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def affine_pair(image: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Warp ``image`` by a 2x3 affine ``matrix``; return ``(warped, ground_truth_flow)``.
+
+    A pixel p of ``image`` lands at ``matrix @ [p, 1]`` in ``warped``, so the true flow is
+    ``matrix @ [p, 1] - p`` ((H, W, 2) float32).
+    """
+    h, w = image.shape[:2]
+    a = np.asarray(matrix, np.float64)
+    if a.shape != (2, 3):
+        raise ValueError(f"matrix must be 2x3, got shape {a.shape}")
+    warped = cv2.warpAffine(image, a, (w, h), flags=cv2.INTER_LINEAR,
+                            borderMode=cv2.BORDER_REFLECT101)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+    u = a[0, 0] * xx + a[0, 1] * yy + a[0, 2] - xx
+    v = a[1, 0] * xx + a[1, 1] * yy + a[1, 2] - yy
+    return warped, np.stack([u, v], axis=2).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# hole masks
+# --------------------------------------------------------------------------------------------
+
+
+def fb_consistency_mask(
+    forward: np.ndarray, backward: np.ndarray, threshold: float = 1.0
+) -> np.ndarray:
+    """Forward-backward check: a hole where following the flow there and back misses by more
+    than ``threshold`` pixels (the notes' "mask out where the resampled result changes a lot").
+
+    Args:
+        forward, backward: (H, W, 2) float32 flows img1->img2 and img2->img1.
+        threshold: allowed round-trip error in pixels (> 0).
+
+    Returns:
+        (H, W) bool, True = unreliable (hole). Points that leave the frame are holes too.
+    """
+    if forward.shape != backward.shape or forward.ndim != 3 or forward.shape[2] != 2:
+        raise ValueError(
+            f"forward and backward flow must both be (H, W, 2), got {forward.shape} and "
+            f"{backward.shape}"
+        )
+    if not threshold > 0:
+        raise ValueError(f"threshold must be > 0 pixels, got {threshold}")
+    h, w = forward.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    mx = xx + forward[..., 0]
+    my = yy + forward[..., 1]
+    back = cv2.remap(backward.astype(np.float32), mx, my, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan, np.nan))
+    err = np.linalg.norm(forward + back, axis=2)
+    outside = (mx < 0) | (mx > w - 1) | (my < 0) | (my > h - 1)
+    return ~(err <= threshold) | outside
+
+
+def make_hole_mask(
+    kind: str,
+    height: int,
+    width: int,
+    *,
+    fraction: float = 0.3,
+    size: int = 12,
+    seed: int = 0,
+) -> np.ndarray:
+    """A synthetic hole mask ((H, W) bool, True = hole).
+
+    Args:
+        kind: ``random`` (each pixel a hole with probability ``fraction``), ``blobs`` (random
+            discs of radius ~``size`` until ``fraction`` is covered), ``stripes`` (vertical
+            stripes ``size`` wide covering ``fraction``), ``border`` (a band ``size`` wide
+            along all four edges). (``fb`` needs an image pair: see :func:`fb_consistency_mask`.)
+        fraction: target hole fraction in (0, 1] (random, blobs, stripes).
+        size: blob radius / stripe width / band width in pixels (>= 1).
+        seed: RNG seed.
+    """
+    if kind not in MASK_KINDS or kind == "fb":
+        raise ValueError(
+            f"kind must be one of random, blobs, stripes, border (fb needs an image pair), "
+            f"got {kind!r}"
+        )
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    if size < 1:
+        raise ValueError(f"size must be >= 1 pixel, got {size}")
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return rng.random((height, width)) < fraction
+    if kind == "border":
+        m = np.zeros((height, width), bool)
+        m[:size] = m[-size:] = True
+        m[:, :size] = m[:, -size:] = True
+        return m
+    if kind == "stripes":
+        period = max(size + 1, round(size / fraction))
+        m = np.zeros((height, width), bool)
+        offset = int(rng.integers(0, period))
+        for x0 in range(offset - period, width, period):
+            m[:, max(0, x0) : max(0, x0 + size)] = True
+        return m
+    canvas = np.zeros((height, width), np.uint8)
+    target = fraction * height * width
+    for _ in range(10_000):
+        if np.count_nonzero(canvas) >= target:
+            break
+        cx, cy = int(rng.integers(0, width)), int(rng.integers(0, height))
+        r = max(1, int(rng.integers(max(1, size // 2), size + 1)))
+        cv2.circle(canvas, (cx, cy), r, 1, thickness=-1)
+    return canvas.astype(bool)
+
+
+def apply_holes(flow: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A copy of (H, W, C) ``flow`` with NaN in every channel where (H, W) ``mask`` is True."""
+    if mask.shape != flow.shape[:2]:
+        raise ValueError(f"mask shape {mask.shape} does not match flow shape {flow.shape[:2]}")
+    out = flow.astype(np.float32, copy=True)
+    out[mask] = np.nan
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# file loading
+# --------------------------------------------------------------------------------------------
+
+
+def save_flo(flow: np.ndarray) -> bytes:
+    """Encode (H, W, 2) flow as Middlebury ``.flo`` bytes (NaN written as the 'unknown' 1e10)."""
+    arr = np.asarray(flow, np.float32)
+    if arr.ndim != 3 or arr.shape[2] != 2:
+        raise ValueError(f".flo holds (H, W, 2) flow, got shape {arr.shape}")
+    h, w = arr.shape[:2]
+    body = np.where(np.isnan(arr), np.float32(1e10), arr).astype("<f4").tobytes()
+    return np.array([FLO_MAGIC], "<f4").tobytes() + np.array([w, h], "<i4").tobytes() + body
+
+
+def load_flo(data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
+    """Decode Middlebury ``.flo`` bytes into (H, W, 2) float32 flow.
+
+    Layout: float32 magic 202021.25, int32 width, int32 height, then H*W*2 float32 (u, v
+    interleaved, row-major), little-endian. Values above 1e9 mean "unknown" and become NaN.
+
+    Raises:
+        ValueError: wrong magic number, bad sizes, truncated or oversized data.
+    """
+    if len(data) < 12:
+        raise ValueError(
+            f"this .flo file is truncated: {len(data)} bytes, but the header alone needs 12"
+        )
+    magic = float(np.frombuffer(data[:4], "<f4")[0])
+    if magic != FLO_MAGIC:
+        raise ValueError(
+            f"not a Middlebury .flo file: the magic number is {magic!r}, expected {FLO_MAGIC} "
+            "(the bytes 'PIEH')"
+        )
+    w, h = (int(v) for v in np.frombuffer(data[4:12], "<i4"))
+    if w < 1 or h < 1:
+        raise ValueError(f"this .flo file declares an invalid size {w}x{h} (width x height)")
+    if max(w, h) > max_side:
+        raise ValueError(
+            f"this .flo file is {h}x{w} pixels, over the size cap of {max_side} pixels per side"
+        )
+    expected = 12 + 8 * w * h
+    if len(data) < expected:
+        raise ValueError(
+            f"this .flo file is truncated: {w}x{h} flow needs {expected} bytes, got {len(data)}"
+        )
+    if len(data) > expected:
+        raise ValueError(
+            f"this .flo file has {len(data) - expected} bytes more than its {w}x{h} header says"
+        )
+    flow = np.frombuffer(data[12:], "<f4").reshape(h, w, 2).astype(np.float32)
+    flow[~(np.abs(flow) < FLO_UNKNOWN)] = np.nan  # unknown (>1e9), inf and NaN -> hole
+    return flow
+
+
+def load_npy(data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
+    """Decode ``.npy`` bytes (``allow_pickle=False``) holding (H, W, 2) float flow.
+
+    Returns (H, W, 2) float32; NaN marks holes, infinities become NaN too.
+
+    Raises:
+        ValueError: not a .npy file, object/non-float dtype, wrong shape, over the size cap.
+    """
+    if not data.startswith(b"\x93NUMPY"):
+        raise ValueError("this is not a readable .npy file (it does not start with the NumPy "
+                         "magic bytes); save the flow with np.save")
+    try:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
+            raise ValueError(
+                "this .npy file holds Python objects (object dtype); only plain float arrays "
+                "are accepted -- save it with np.save(path, flow.astype(np.float32))"
+            ) from None
+        raise ValueError(f"this is not a readable .npy file: {exc}") from None
+    except Exception as exc:  # zip / EOF / header errors from arbitrary bytes
+        raise ValueError(f"this is not a readable .npy file: {exc}") from None
+    if not isinstance(arr, np.ndarray):
+        raise ValueError("this .npy file does not hold a single array")
+    if arr.dtype == object:
+        raise ValueError("this .npy file holds Python objects (object dtype); use float32")
+    if arr.ndim != 3 or arr.shape[2] != 2:
+        raise ValueError(
+            f"a flow .npy must have shape (H, W, 2) (u, v per pixel), got shape {arr.shape}"
+        )
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise ValueError(f"a flow .npy must hold floats (NaN marks holes), got dtype {arr.dtype}")
+    if max(arr.shape[:2]) > max_side:
+        raise ValueError(
+            f"this flow is {arr.shape[0]}x{arr.shape[1]} pixels, over the size cap of "
+            f"{max_side} pixels per side"
+        )
+    if min(arr.shape[:2]) < 1:
+        raise ValueError(f"this flow is empty: shape {arr.shape}")
+    out = arr.astype(np.float32)
+    out[np.isinf(out)] = np.nan
+    return out
+
+
+def load_flow_file(name: str, data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
+    """Load an uploaded ``.flo`` or ``.npy`` flow file by its extension (see the loaders)."""
+    suffix = Path(name).suffix.lower()
+    if suffix == ".flo":
+        return load_flo(data, max_side=max_side)
+    if suffix == ".npy":
+        return load_npy(data, max_side=max_side)
+    raise ValueError(f"flow files must end in .flo or .npy, got {name!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# alternatives and metrics
+# --------------------------------------------------------------------------------------------
+
+
+def nearest_fill(flow: np.ndarray) -> np.ndarray:
+    """Fill each channel's NaN with the value of the nearest valid pixel of that channel.
+
+    Uses ``cv2.distanceTransformWithLabels`` (L2, 5x5 mask: nearest up to a tiny approximation).
+    (H, W, C) float -> (H, W, C) float32; a channel with no valid pixel stays NaN.
+    """
+    x = _as_numpy_hwc(flow).astype(np.float32)
+    out = x.copy()
+    for c in range(x.shape[2]):
+        holes = np.isnan(x[..., c])
+        if not holes.any() or holes.all():
+            continue
+        _, labels = cv2.distanceTransformWithLabels(
+            holes.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+        )
+        valid_idx = np.flatnonzero(~holes)
+        lut = np.zeros(int(labels.max()) + 1, np.int64)
+        lut[labels.ravel()[valid_idx]] = valid_idx
+        chan = x[..., c].ravel()
+        out[..., c] = chan[lut[labels]].reshape(holes.shape)
+    return out
+
+
+def inpaint_fill(flow: np.ndarray, method: str = "telea", radius: int = 5) -> np.ndarray:
+    """``cv2.inpaint`` (``telea`` or ``ns`` = Navier-Stokes) per channel with its own holes.
+
+    (H, W, C) float -> (H, W, C) float32; a channel with no valid pixel stays NaN.
+    """
+    flags = {"telea": cv2.INPAINT_TELEA, "ns": cv2.INPAINT_NS}
+    if method not in flags:
+        raise ValueError(f"method must be 'telea' or 'ns', got {method!r}")
+    x = _as_numpy_hwc(flow).astype(np.float32)
+    out = x.copy()
+    for c in range(x.shape[2]):
+        holes = np.isnan(x[..., c])
+        if not holes.any() or holes.all():
+            continue
+        src = np.where(holes, 0.0, x[..., c]).astype(np.float32)
+        out[..., c] = cv2.inpaint(src, holes.astype(np.uint8), radius, flags[method])
+    return out
+
+
+def endpoint_error(estimate: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Endpoint error ``||estimate - reference||_2`` over channels: (H, W, C) x2 -> (H, W)."""
+    if estimate.shape != reference.shape:
+        raise ValueError(f"shapes differ: {estimate.shape} vs {reference.shape}")
+    d = np.asarray(estimate, np.float64) - np.asarray(reference, np.float64)
+    return np.sqrt(np.sum(d * d, axis=2))
+
+
+def epe_stats(epe: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
+    """(mean, median) of an EPE map over ``mask`` pixels where it is finite (NaN if none)."""
+    vals = epe[mask]
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return float("nan"), float("nan")
+    return float(vals.mean()), float(np.median(vals))
+
+
+# --------------------------------------------------------------------------------------------
+# what the page builds: a case (flow with holes + reference) and a comparison of methods
+# --------------------------------------------------------------------------------------------
+
+# rotation 2 degrees, scale 1.03 about the centre, then shifted by (4, -3) px
+AFFINE_DEMO = {"angle": 2.0, "scale": 1.03, "shift": (4.0, -3.0)}
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """Everything that defines a built-in flow case (its ``repr`` is valid Python, for snippets).
+
+    source: ``synthetic`` | ``stereo`` (scikit-image motorcycle pair, Farneback) | ``affine``
+    (motorcycle_left and a copy warped by a known affine: Farneback with ground truth).
+    field/height/width/magnitude/noise: the synthetic field. mask: a :data:`MASK_KINDS` entry
+    (``fb`` needs an image source). fraction/hole_size/fb_threshold/seed: mask parameters.
+    max_side: images are downscaled to this many pixels on the long side.
+    """
+
+    source: str = "synthetic"
+    field: str = "rotation"
+    height: int = 240
+    width: int = 320
+    magnitude: float = 4.0
+    noise: float = 0.0
+    mask: str = "random"
+    fraction: float = 0.3
+    hole_size: int = 12
+    fb_threshold: float = 1.0
+    seed: int = 0
+    max_side: int = 480
+
+
+@dataclass(frozen=True)
+class FlowCase:
+    """A flow with holes and what to measure it against.
+
+    flow: (H, W, 2) float32, NaN = hole. reference: (H, W, 2) float32 or None.
+    reference_kind: ``"ground truth"``, ``"pre-mask flow"`` or ``"none"``.
+    mask: (H, W) bool, True where any channel is a hole. images: the image pair or None.
+    """
+
+    flow: np.ndarray
+    reference: np.ndarray | None
+    reference_kind: str
+    mask: np.ndarray
+    images: tuple[np.ndarray, np.ndarray] | None = None
+    description: str = ""
+
+
+def _mask_for(
+    spec: FlowSpec, h: int, w: int, fwd: np.ndarray | None, bwd: np.ndarray | None
+) -> np.ndarray:
+    if spec.mask == "fb":
+        if fwd is None or bwd is None:
+            raise ValueError(
+                "the forward-backward mask needs an image pair (stereo, affine or uploaded "
+                "images); pick another mask for this source"
+            )
+        return fb_consistency_mask(fwd, bwd, spec.fb_threshold)
+    return make_hole_mask(
+        spec.mask, h, w, fraction=spec.fraction, size=spec.hole_size, seed=spec.seed
+    )
+
+
+def build_flow(spec: FlowSpec) -> FlowCase:
+    """Build the flow case that ``spec`` describes (synthetic field or a scikit-image pair)."""
+    if spec.source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {spec.source!r}")
+    if spec.source == "synthetic":
+        observed, truth = synthetic_flow(
+            spec.field, spec.height, spec.width, magnitude=spec.magnitude, noise=spec.noise,
+            seed=spec.seed,
+        )
+        mask = _mask_for(spec, spec.height, spec.width, None, None)
+        return FlowCase(apply_holes(observed, mask), truth, "ground truth", mask, None,
+                        f"synthetic {spec.field}")
+    left = _sample_image("motorcycle_left.png", spec.max_side)
+    if spec.source == "stereo":
+        right = _sample_image("motorcycle_right.png", spec.max_side)
+        fwd, bwd = farneback_flow(left, right)
+        mask = _mask_for(spec, *fwd.shape[:2], fwd, bwd)
+        return FlowCase(apply_holes(fwd, mask), fwd, "pre-mask flow", mask, (left, right),
+                        "Farneback on the motorcycle stereo pair")
+    h, w = left.shape[:2]
+    matrix = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), AFFINE_DEMO["angle"],
+                                     AFFINE_DEMO["scale"])
+    matrix[:, 2] += AFFINE_DEMO["shift"]
+    warped, truth = affine_pair(left, matrix)
+    fwd, bwd = farneback_flow(left, warped)
+    mask = _mask_for(spec, h, w, fwd, bwd)
+    return FlowCase(apply_holes(fwd, mask), truth, "ground truth", mask, (left, warped),
+                    "Farneback on an image and its affine-warped copy")
+
+
+def case_from_flow(flow: np.ndarray, spec: FlowSpec) -> FlowCase:
+    """A case from a loaded flow file: its own NaN are the holes (no reference to compare
+    with); a file without NaN gets ``spec``'s mask and is compared with its pre-mask flow."""
+    x = _as_numpy_hwc(flow).astype(np.float32)
+    holes = np.isnan(x).any(axis=2)
+    if holes.any():
+        return FlowCase(x, None, "none", holes, None, "uploaded flow with its own holes")
+    mask = _mask_for(spec, x.shape[0], x.shape[1], None, None)
+    return FlowCase(apply_holes(x, mask), x, "pre-mask flow", mask, None, "uploaded flow")
+
+
+def case_from_images(img1: np.ndarray, img2: np.ndarray, spec: FlowSpec) -> FlowCase:
+    """A case from an uploaded image pair: Farneback flow, ``spec``'s mask, pre-mask reference."""
+    fwd, bwd = farneback_flow(img1, img2)
+    mask = _mask_for(spec, *fwd.shape[:2], fwd, bwd)
+    return FlowCase(apply_holes(fwd, mask), fwd, "pre-mask flow", mask, (img1, img2),
+                    "Farneback on the uploaded pair")
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One filling method's output and scores. ``epe`` is (H, W) or None without a reference;
+    ``mean_epe``/``median_epe`` are over the hole pixels (NaN without a reference)."""
+
+    name: str
+    filled: np.ndarray
+    ms: float
+    device: str
+    unfilled: int
+    epe: np.ndarray | None
+    mean_epe: float
+    median_epe: float
+    max_diff_vs_notes: float | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the page shows: each method's result, the main fill and the scale set."""
+
+    methods: tuple[MethodResult, ...]
+    fill: FillResult
+    windows: tuple[int, ...]
+    hole_pixels: int
+    reference_kind: str
+    per_scale: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+def _timed(fn: Callable[[], object], repeats: int, device: str) -> tuple[object, float]:
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    times, result = [], None
+    for _ in range(max(1, repeats)):
+        sync()
+        t0 = time.perf_counter()
+        result = fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return result, statistics.median(times)
+
+
+def compare_methods(
+    case: FlowCase,
+    *,
+    max_window: int = 33,
+    device: str = "cpu",
+    repeats: int = 1,
+    with_notes: bool = True,
+    with_per_scale: bool = False,
+) -> Comparison:
+    """Fill ``case.flow`` with every method, time each on ``device`` and score it on the holes.
+
+    Methods: the gradual mean (cv2 backend on the CPU, torch backend on ``device``), the notes'
+    avg_pool2d reference (on ``device``; skipped if ``with_notes`` is False), ``cv2.inpaint``
+    Telea and Navier-Stokes, and nearest-valid fill (CPU).
+
+    Raises:
+        ValueError: all-NaN flow (nothing to fill from), bad ``max_window`` or ``device``.
+    """
+    windows = window_sizes(max_window)
+    x = case.flow
+    if not np.isfinite(x).any():
+        raise ValueError(
+            "the flow has no valid value at all (every pixel is NaN), so there is nothing to "
+            "fill from; use a smaller hole fraction or another file"
+        )
+    if not (device == "cpu" or (device.startswith("cuda") and torch.cuda.is_available())):
+        raise ValueError(f"device must be 'cpu' or an available 'cuda:N', got {device!r}")
+    ref = case.reference
+    holes = case.mask
+
+    def score(name: str, filled: np.ndarray, ms: float, dev: str,
+              diff: float | None = None) -> MethodResult:
+        filled = np.asarray(filled, np.float32)
+        unfilled = int(np.count_nonzero(np.isnan(filled)))
+        if ref is None:
+            return MethodResult(name, filled, ms, dev, unfilled, None, float("nan"),
+                                float("nan"), diff)
+        epe = endpoint_error(filled, ref)
+        mean, median = epe_stats(epe, holes)
+        return MethodResult(name, filled, ms, dev, unfilled, epe, mean, median, diff)
+
+    rows: list[MethodResult] = []
+    fill_cv2, ms = _timed(lambda: gradual_mean_fill(x, max_window, backend="cv2"), repeats, "cpu")
+    main: FillResult = fill_cv2  # type: ignore[assignment]
+    xt = torch.from_numpy(x).to(device)
+    fill_t, ms_t = _timed(
+        lambda: gradual_mean_fill(xt, max_window, backend="torch"), repeats, device
+    )
+    notes = None
+    if with_notes:
+        notes_t, ms_n = _timed(lambda: notes_gradual_mean_torch(xt, max_window), repeats, device)
+        notes = notes_t.cpu().numpy()  # type: ignore[union-attr]
+
+    def diff(a: np.ndarray) -> float | None:
+        if notes is None:
+            return None
+        d = np.abs(np.asarray(a, np.float32) - notes)
+        return float(np.nanmax(d)) if np.isfinite(d).any() else 0.0
+
+    torch_filled = fill_t.filled.cpu().numpy()  # type: ignore[union-attr]
+    rows.append(score("gradual mean (cv2 backend)", main.filled, ms, "cpu", diff(main.filled)))
+    rows.append(score("gradual mean (torch backend)", torch_filled, ms_t, device,
+                      diff(torch_filled)))
+    if notes is not None:
+        rows.append(score("notes' avg_pool2d (reference)", notes, ms_n, device, 0.0))
+    for name, fn in (
+        ("cv2.inpaint Telea", lambda: inpaint_fill(x, "telea")),
+        ("cv2.inpaint Navier-Stokes", lambda: inpaint_fill(x, "ns")),
+        ("nearest valid", lambda: nearest_fill(x)),
+    ):
+        out, ms_o = _timed(fn, repeats, "cpu")
+        rows.append(score(name, out, ms_o, "cpu"))  # type: ignore[arg-type]
+    per_scale = scale_means(x, max_window) if with_per_scale else {}
+    return Comparison(tuple(rows), main, windows, int(np.count_nonzero(holes)),
+                      case.reference_kind, per_scale)
+
+
+# --------------------------------------------------------------------------------------------
+# snippet
+# --------------------------------------------------------------------------------------------
+
+_SNIPPET_FILL = '''
+
+def gradual_mean_fill(flow, max_window={max_window}):
+    """Fill NaN with the average, over windows 3, 5, 9, ..., max_window, of the masked box mean."""
+    valid = ~np.isnan(flow)
+    x0 = np.where(valid, flow, 0).astype(np.float32)  # NaN -> 0 before summing
+    v = valid.astype(np.float32)
+    total = np.zeros_like(x0)
+    count = np.zeros_like(x0)
+    k = 3
+    while k <= max_window:
+        box = dict(ddepth=-1, ksize=(k, k), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        num = cv2.boxFilter(x0, **box)  # sum of the valid values in the k x k window
+        den = cv2.boxFilter(v, **box)  # how many valid values
+        ok = den > 0.5
+        total += np.where(ok, num / np.maximum(den, 1), 0)
+        count += ok
+        k = 2 * k - 1  # 3, 5, 9, 17, 33, ...
+    fill = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return np.where(valid, flow, fill)  # replace only the holes
+
+
+filled = gradual_mean_fill(flow, {max_window})
+unfilled = int(np.isnan(filled).sum())  # no valid value within the largest window
+print(f"filled {{int(np.isnan(flow).sum()) - unfilled}} hole values, {{unfilled}} left NaN")
+'''
+
+
+def snippet_for(
+    spec: FlowSpec | None, max_window: int = 33, *, upload_name: str | None = None
+) -> str:
+    """Python code that rebuilds the page's flow and fills it with plain NumPy + OpenCV.
+
+    Args:
+        spec: the built-in case, or None for an uploaded file/pair.
+        max_window: largest window, ``2**k + 1``.
+        upload_name: the uploaded file name (used when ``spec`` is None).
+
+    Returns:
+        Source text that defines ``flow`` and ``filled``; runnable from the repository root
+        (for an upload, after saving the file next to it).
+    """
+    window_sizes(max_window)
+    head = "import cv2\nimport numpy as np\n\n"
+    if spec is not None:
+        head += (
+            "from core.flowfill import FlowSpec, build_flow\n\n"
+            f"case = build_flow({spec!r})\n"
+            "flow = case.flow  # (H, W, 2) float32, NaN = hole\n"
+        )
+    else:
+        name = upload_name or "my_flow.flo"
+        safe = name if name.replace(".", "").replace("_", "").replace("-", "").isalnum() else (
+            "my_flow" + Path(name).suffix
+        )
+        head += (
+            "from core.flowfill import load_flow_file\n\n"
+            f"with open({safe!r}, 'rb') as f:\n"
+            f"    flow = load_flow_file({safe!r}, f.read())  # (H, W, 2) float32, NaN = hole\n"
+        )
+    return head + _SNIPPET_FILL.format(max_window=max_window)
