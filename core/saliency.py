@@ -586,6 +586,29 @@ def quadrant_mass(saliency: torch.Tensor | np.ndarray) -> np.ndarray:
     return q / max(q.sum(), 1e-300)
 
 
+def mass_above_percentile(saliency: torch.Tensor | np.ndarray, percentile: float = 99) -> float:
+    """Share of the total saliency held by the pixels at or above the ``percentile``-th value
+    (these are the pixels ``scale_percentile`` saturates). 0.0 for an all-zero map."""
+    s = saliency.detach().cpu().numpy() if torch.is_tensor(saliency) else np.asarray(saliency)
+    s = np.maximum(s.astype(np.float64), 0.0)
+    total = float(s.sum())
+    if total == 0.0:
+        return 0.0
+    return float(s[s >= np.percentile(s, percentile)].sum() / total)
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    """(H, W) or (H, W, 3) RGB uint8 -> PNG file bytes (for download buttons)."""
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
+        raise ValueError("png_bytes needs a uint8 numpy array")
+    if image.ndim == 3:
+        image = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+    ok, buf = cv2.imencode(".png", image)
+    if not ok:  # pragma: no cover - cv2 encodes any uint8 array
+        raise ValueError("PNG encoding failed")
+    return buf.tobytes()
+
+
 # --------------------------------------------------------------------------------------------
 # Sanity check: cascading parameter randomization (Adebayo et al. 2018)
 # --------------------------------------------------------------------------------------------
@@ -670,6 +693,39 @@ class RandomizationResult:
     correlations: tuple[float, ...]
     original: np.ndarray
     maps: tuple[np.ndarray, ...]
+
+
+def read_randomization(result: RandomizationResult) -> str:
+    """A short plain-language reading of a randomization test, quoting its numbers."""
+    corr = [c for c in result.correlations if not math.isnan(c)]
+    if not corr:
+        return (
+            "Every randomized map was flat (no gradient reached the input), so the rank "
+            "correlation is undefined: the map clearly depends on the learned weights."
+        )
+    first, last = result.correlations[0], result.correlations[-1]
+    k = len(result.layers)
+    first_txt = "undefined (flat map)" if math.isnan(first) else f"{first:.2f}"
+    last_txt = "undefined (flat map)" if math.isnan(last) else f"{last:.2f}"
+    head = (
+        f"Randomizing only the top layer ({result.layers[0]}) gives a rank correlation of "
+        f"{first_txt}; after {k} layer(s) it is {last_txt}. "
+    )
+    worst = max(corr)
+    if worst < 0.5:
+        return head + (
+            "The map changes as soon as the learned weights are destroyed, so it reflects what "
+            "the model learned: the method passes this sanity check."
+        )
+    if min(corr) > 0.8:
+        return head + (
+            "The map barely changes although the model no longer knows anything: it mostly "
+            "shows the image (edges, contrast), not the model's reasoning. Treat it with care."
+        )
+    return head + (
+        "The map changes partly. Randomize more layers to see whether it keeps decorrelating; "
+        "what survives is structure that comes from the image rather than from the weights."
+    )
 
 
 MethodFn = Callable[[nn.Module, torch.Tensor, int], torch.Tensor]
@@ -784,10 +840,14 @@ def snippet_for(
     colormap: str = "jet",
     sample: str = "chelsea.png",
     device: str = "cpu",
+    custom_file: str | None = None,
+    architecture: str | None = None,
+    seed: int = 0,
 ) -> str:
     """Python source that reproduces the page's map; it defines ``saliency`` (H, W) and
     ``picture`` (H, W, 3) uint8. Vanilla is spelled out in plain torch; the other methods call
-    ``core.saliency``. ``target=None`` uses the predicted class."""
+    ``core.saliency``. ``target=None`` uses the predicted class. ``custom_file``: load an
+    uploaded model file (with ``architecture`` for a state_dict) instead of ``model_name``."""
     _check_choice("method", method, tuple(METHODS))
     _check_choice("objective", objective, OBJECTIVES)
     _check_choice("reduce", reduce, REDUCTIONS)
@@ -796,6 +856,16 @@ def snippet_for(
         if target is None
         else f"target = {int(target)}"
     )
+    if custom_file is None:
+        import_line = "from core.models import load_model"
+        load_line = f"loaded = load_model({model_name!r}, device={device!r})  # eval mode"
+    else:
+        import_line = "from core.models import load_custom_model"
+        load_line = (
+            f"with open({custom_file!r}, 'rb') as f:  # your uploaded file\n"
+            f"    loaded = load_custom_model(f.read(), filename={custom_file!r}, "
+            f"architecture={architecture!r}, device={device!r})"
+        )
     head = f"""import os
 
 import skimage.data
@@ -803,10 +873,10 @@ import skimage.io
 import torch
 import torch.nn.functional as F
 
-from core.models import load_model
+{import_line}
 from core.saliency import overlay, scale_percentile
 
-loaded = load_model({model_name!r}, device={device!r})  # eval mode
+{load_line}
 image = skimage.io.imread(os.path.join(skimage.data.data_dir, {sample!r}))[..., :3]
 x = loaded.preprocess(image)  # (1, 3, H, W); see loaded.describe_preprocessing()
 with torch.no_grad():
@@ -838,7 +908,8 @@ saliency = grad_x_input(loaded.model, x, target, objective={objective!r}, reduce
 from core.saliency import smoothgrad
 
 saliency = smoothgrad(
-    loaded.model, x, target, n={n}, sigma={sigma}, objective={objective!r}, reduce={reduce!r}
+    loaded.model, x, target, n={n}, sigma={sigma}, seed={seed},
+    objective={objective!r}, reduce={reduce!r},
 )
 """
     else:
