@@ -1,0 +1,440 @@
+"""BatchNorm explorer: running statistics, train() vs eval(), momentum, affine and
+track_running_stats, checked against nn.BatchNorm1d/2d."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+from plotly.subplots import make_subplots
+
+from core import batchnorm as bn
+from ui.code import show_code
+from ui.settings import current_settings
+
+STEPS_KEY = "batchnorm._steps_done"  # session state, not a widget
+EPS_OPTIONS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+MOMENTUM_MODES = ("float (exponential average)", "None (cumulative average)")
+NORM_COLORS = "Turbo"
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def _add_steps(count: int) -> None:
+    st.session_state[STEPS_KEY] = st.session_state.get(STEPS_KEY, 0) + int(count)
+
+
+def _reset() -> None:
+    st.session_state[STEPS_KEY] = 0
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _simulate(config: bn.SimConfig, steps: int) -> bn.History:
+    return bn.simulate(
+        config.stream, steps, config.batch_size, spatial=config.spatial,
+        momentum=config.momentum, eps=config.eps, affine=config.affine,
+        track_running_stats=config.track_running_stats, seed=config.seed,
+    )
+
+
+st.title("BatchNorm explorer")
+st.caption(
+    "What you will see: a BatchNorm layer trained on a stream with known statistics, its running "
+    "buffers catching up (or lagging after a shift), the same batch through train() and eval(), "
+    "and every number checked against the real nn.BatchNorm."
+)
+settings = current_settings()
+
+# ------------------------------------------------------------------------------------------
+# Controls
+# ------------------------------------------------------------------------------------------
+c_shape, c_stream, c_module = st.columns(3)
+with c_shape:
+    st.subheader("Input", anchor=False)
+    channels = int(st.number_input("Channels C", 1, 8, 3, key="batchnorm.channels"))
+    batch_size = int(st.number_input(
+        "Batch size N", 1, 256, 16, key="batchnorm.batch_size",
+        help="Try 1: BatchNorm needs more than one value per channel to compute a variance.",
+    ))
+    layout = st.radio("Input layout", tuple(bn.LAYOUTS), index=2, horizontal=True,
+                      key="batchnorm.layout")
+    dims = bn.LAYOUTS[layout]
+    side_requested = int(st.number_input(
+        "Spatial size (L, or H = W)", 1, 100_000, 4, key="batchnorm.spatial",
+        disabled=dims == 0, help="Ignored for (N, C) input.",
+    ))
+with c_stream:
+    st.subheader("Data stream", anchor=False)
+    mean_text = st.text_input("Mean per channel", "2, -1, 0.5", key="batchnorm.mean",
+                              help="One number for all channels, or one per channel.")
+    std_text = st.text_input("Std per channel", "3, 0.5, 1", key="batchnorm.std",
+                             help="Must be > 0.")
+    shift_on = st.checkbox("Distribution shift", False, key="batchnorm.shift")
+    s1, s2, s3 = st.columns(3)
+    shift_step = int(s1.number_input("after step K", 0, bn.MAX_STEPS, 100,
+                                     key="batchnorm.shift_step", disabled=not shift_on))
+    shift_mean = float(s2.number_input("mean += ", -100.0, 100.0, 3.0, 0.5,
+                                       key="batchnorm.shift_mean", disabled=not shift_on))
+    shift_std = float(s3.number_input("std ×", 0.0, 100.0, 2.0, 0.25,
+                                      key="batchnorm.shift_std", disabled=not shift_on))
+    nan_on = st.checkbox("Inject one NaN into the stream", False, key="batchnorm.inject_nan")
+    nan_step = int(st.number_input("NaN in batch number", 0, bn.MAX_STEPS, 5,
+                                   key="batchnorm.nan_step", disabled=not nan_on))
+with c_module:
+    st.subheader("Module", anchor=False)
+    momentum_mode = st.radio("momentum", MOMENTUM_MODES, key="batchnorm.momentum_mode")
+    momentum_value = float(st.number_input(
+        "momentum value (PyTorch convention)", 0.0, 1.0, 0.1, 0.01, format="%.3f",
+        key="batchnorm.momentum", disabled=momentum_mode != MOMENTUM_MODES[0],
+    ))
+    momentum: float | None = momentum_value if momentum_mode == MOMENTUM_MODES[0] else None
+    eps = float(st.select_slider("eps", EPS_OPTIONS, value=1e-5, key="batchnorm.eps",
+                                 format_func=lambda v: f"{v:g}"))
+    affine = st.checkbox("affine (learnable weight γ and bias β)", True, key="batchnorm.affine")
+    track = st.checkbox("track_running_stats", True, key="batchnorm.track")
+
+# ------------------------------------------------------------------------------------------
+# Validate the inputs (core raises ValueError with a message for people)
+# ------------------------------------------------------------------------------------------
+cap = bn.cap_spatial(side_requested, dims=dims, batch_size=batch_size, channels=channels)
+if cap.notice:
+    st.warning(cap.notice, icon=":material/compress:")
+spatial: tuple[int, ...] = (cap.side,) * dims
+try:
+    mean = bn.parse_channel_values(mean_text, channels, name="stream mean")
+    std = bn.parse_channel_values(std_text, channels, name="stream std")
+    shifted_mean = tuple(m + shift_mean for m in mean) if shift_on else None
+    shifted_std = tuple(s * shift_std for s in std) if shift_on else None
+    stream = bn.Stream(mean=mean, std=std, shift_step=shift_step if shift_on else None,
+                       shifted_mean=shifted_mean, shifted_std=shifted_std,
+                       nan_step=nan_step if nan_on else None)
+except ValueError as error:
+    st.error(f"{error}\n\nHint: type finite numbers separated by commas, one per channel (or "
+             "one for all); a std must be > 0, and the 'std ×' factor of the shift too.",
+             icon=":material/error:")
+    st.stop()
+
+config = bn.SimConfig(stream=stream, batch_size=batch_size, spatial=spatial, momentum=momentum,
+                      eps=eps, affine=affine, track_running_stats=track, seed=settings.seed)
+if momentum == 0.0:
+    st.warning("momentum = 0: the running statistics never move from their initial values "
+               "(mean 0, var 1), so eval() normalizes every batch with 0 and 1 forever.",
+               icon=":material/warning:")
+elif momentum == 1.0:
+    st.warning("momentum = 1: the running statistics are replaced by the last batch's statistics "
+               "at every step, so eval() depends on whichever batch came last (no averaging).",
+               icon=":material/warning:")
+
+# ------------------------------------------------------------------------------------------
+# Training controls and state
+# ------------------------------------------------------------------------------------------
+shape = config.shape
+torch_error = bn.torch_error_for(shape, training=True)  # the real module's answer
+st.subheader("Train", anchor=False)
+t1, t2, t3, t4, t5 = st.columns([2, 1, 1, 1, 3], vertical_alignment="bottom")
+n_steps = int(t1.number_input("N steps", 1, 500, 10, key="batchnorm.n_steps"))
+t2.button(f"Train {n_steps} steps", key="batchnorm.train", on_click=_add_steps,
+          args=(n_steps,), disabled=torch_error is not None)
+t3.button("Step", key="batchnorm.step", on_click=_add_steps, args=(1,),
+          disabled=torch_error is not None)
+t4.button("Reset", key="batchnorm.reset", on_click=_reset)
+steps = int(st.session_state.get(STEPS_KEY, 0))
+if steps > bn.MAX_STEPS:
+    st.info(f"The history is capped at {bn.MAX_STEPS} steps; showing the first {bn.MAX_STEPS}.")
+    steps = st.session_state[STEPS_KEY] = bn.MAX_STEPS
+t5.markdown(f"**{steps}** training steps so far · input `{shape}` · "
+            f"`nn.{config.module_name}` · {batch_size} samples, "
+            f"{int(np.prod(shape) // shape[1])} values per channel per batch")
+st.caption("Changing a control replays the same number of steps with the new settings on the "
+           "same batches (same seed), so you can compare settings directly.")
+
+if torch_error is not None:
+    st.error(f"nn.{config.module_name} in train() says:\n\n`ValueError: {torch_error}`\n\n"
+             "Hint: raise the batch size or the spatial size.", icon=":material/error:")
+    st.markdown(
+        "**Why?** In training BatchNorm normalizes each channel with the mean and variance of "
+        "the values it sees in *this* batch: N · spatial values per channel. With "
+        f"input `{shape}` that is one value, whose variance is 0 (biased) or 0/0 (unbiased), so "
+        "every output would be exactly β and `running_var` would become NaN. PyTorch refuses "
+        "instead. eval() with running statistics still works on a single sample, and so does "
+        "N = 1 with a spatial size above 1 (then the statistics come from one image's pixels)."
+    )
+    steps = 0
+elif batch_size == 1:
+    st.info(
+        f"Batch size 1 trains here because each channel still has {int(np.prod(spatial))} "
+        "spatial values. PyTorch checks values per channel (N·H·W), not N. The batch statistics "
+        "then describe a single image, so the running statistics are noisier.",
+        icon=":material/info:",
+    )
+
+with st.spinner(f"Simulating {steps} steps…"):
+    history = _simulate(config, steps)
+
+shown_index = max(steps - 1, 0)
+x = bn.sample_batch(stream, shown_index, batch_size, spatial, seed=settings.seed)
+weight = torch.ones(channels) if affine else None
+bias = torch.zeros(channels) if affine else None
+
+if history.first_nan_step is not None:
+    st.warning(
+        f"A NaN in batch {nan_step} entered the running statistics at step "
+        f"{history.first_nan_step}. running_mean/var of channel 0 stay NaN forever: "
+        "(1 − m)·NaN + m·x is NaN, so every later eval() output of that channel is NaN too. "
+        "Check your data (torch.isfinite) before it reaches a BatchNorm layer.",
+        icon=":material/warning:",
+    )
+elif nan_on and nan_step >= steps and torch_error is None:
+    st.info(f"The NaN sits in batch {nan_step}; train past step {nan_step} to see it arrive.")
+
+# ------------------------------------------------------------------------------------------
+# 1. Running statistics
+# ------------------------------------------------------------------------------------------
+st.header("1. Running statistics vs batch statistics", anchor=False)
+channel = int(st.selectbox("Channel to plot", list(range(channels)), key="batchnorm.channel"))
+if steps == 0:
+    st.info("No training steps yet: press **Train** or **Step** above.", icon=":material/info:")
+else:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        f"mean, channel {channel}", f"variance, channel {channel}"))
+    step_axis = np.arange(1, steps + 1)
+    for col, (batch_vals, running, true_vals, name) in enumerate((
+        (history.batch_mean, history.running_mean, history.true_mean, "mean"),
+        (history.batch_var_unbiased, history.running_var, history.true_var, "var"),
+    ), start=1):
+        fig.add_trace(go.Scatter(x=step_axis, y=batch_vals[:, channel], mode="markers",
+                                 marker={"size": 4, "color": "#999"},
+                                 name=f"batch {name}" + (" (unbiased)" if name == "var" else ""),
+                                 legendgroup=name), row=1, col=col)
+        fig.add_trace(go.Scatter(x=step_axis, y=true_vals[:, channel], mode="lines",
+                                 line={"dash": "dash", "color": "#2ca02c"},
+                                 name=f"true population {name}", legendgroup=name),
+                      row=1, col=col)
+        if running is not None:
+            fig.add_trace(go.Scatter(x=np.arange(0, steps + 1), y=running[:, channel],
+                                     mode="lines", line={"width": 3, "color": "#d62728"},
+                                     name=f"running_{name}", legendgroup=name), row=1, col=col)
+        if stream.shift_step is not None and stream.shift_step < steps:
+            fig.add_vline(x=stream.shift_step + 0.5, line_dash="dot", line_color="#ff7f0e",
+                          annotation_text="shift", row=1, col=col)
+    fig.update_xaxes(title_text="training step")
+    fig.update_layout(height=380, margin={"t": 40, "b": 10}, legend={"orientation": "h"})
+    st.plotly_chart(fig, width="stretch")
+    if not track:
+        st.info("track_running_stats=False: the module has no running_mean/running_var buffers, "
+                "so there is no red line; only the batch statistics exist.",
+                icon=":material/info:")
+
+# ------------------------------------------------------------------------------------------
+# 2. train() vs eval() on the same batch
+# ------------------------------------------------------------------------------------------
+st.header("2. The same batch through train() and eval()", anchor=False)
+comparison: bn.ModeComparison | None = None
+if torch_error is not None:
+    st.info("train() cannot run on this input (see the error above), so there is nothing to "
+            "compare.", icon=":material/info:")
+else:
+    comparison = bn.compare_modes(x, history.state, eps=eps, weight=weight, bias=bias,
+                                  track_running_stats=track, momentum=momentum)
+    st.caption(f"Batch number {shown_index} of the stream (the last one trained on), channel "
+               f"{channel}, after {steps} steps.")
+    y_tr = comparison.y_train[:, channel].flatten().numpy()
+    y_ev = comparison.y_eval[:, channel].flatten().numpy()
+    tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
+    em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
+    hist = go.Figure()
+    hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
+                                opacity=0.6, nbinsx=40, marker_color="#1f77b4"))
+    hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
+                                opacity=0.6, nbinsx=40, marker_color="#d62728"))
+    for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
+        if np.isfinite(value):
+            hist.add_vline(x=float(value), line_color=color, line_dash="dash")
+    hist.update_layout(barmode="overlay", height=340, margin={"t": 30, "b": 10},
+                       xaxis_title="output value", yaxis_title="count",
+                       legend={"orientation": "h"})
+    st.plotly_chart(hist, width="stretch")
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric("train() mean", f"{tm:.3f}")
+    m2.metric("train() std", f"{ts:.3f}")
+    m3.metric("eval() mean", f"{em:.3f}", delta=f"{em - tm:+.3f} vs train", delta_color="off")
+    m4.metric("eval() std", f"{es:.3f}", delta=f"{es - ts:+.3f} vs train", delta_color="off")
+    m5.metric("max |train − eval|", f"{comparison.max_abs_gap:.3g}")
+
+    bmean, bvar, _ = bn.batch_stats(x)
+    verdict = (
+        f"**train()** used {comparison.train_source}: mean {_fmt(bmean[channel].item())}, "
+        f"var {_fmt(bvar[channel].item())} for channel {channel}.\n\n"
+        f"**eval()** used {comparison.eval_source}"
+    )
+    if track:
+        verdict += (f": running_mean {_fmt(history.state.running_mean[channel].item())}, "
+                    f"running_var {_fmt(history.state.running_var[channel].item())}.")
+        if comparison.max_abs_gap < 0.05:
+            st.success(verdict + "\n\nThe running statistics have caught up with the stream: both "
+                       "modes give almost the same output.", icon=":material/check_circle:")
+        else:
+            st.warning(verdict + "\n\nThe running statistics still differ from this batch's, so "
+                       "eval() output is not mean 0 / std 1: this is the train/eval gap.",
+                       icon=":material/compare_arrows:")
+    else:
+        st.info(verdict + " Both histograms coincide (max gap "
+                f"{comparison.max_abs_gap:.1g}).", icon=":material/info:")
+
+# ------------------------------------------------------------------------------------------
+# 3. Explanations tied to the live module
+# ------------------------------------------------------------------------------------------
+st.header("3. What is inside the module", anchor=False)
+module = bn.make_module(channels, dims, momentum=momentum, eps=eps, affine=affine,
+                        track_running_stats=track, state=history.state)
+tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
+    ["Parameters vs buffers", "Update formulas", "Biased vs unbiased", "Keras momentum",
+     "Frozen BN"])
+with tab_buf:
+    anatomy = bn.module_anatomy(module)
+    st.code(anatomy.module_repr, language="text")
+    b1, b2, b3 = st.columns(3)
+    b1.markdown("**`named_parameters()`**")
+    b1.table({"name": [p[0] for p in anatomy.parameters] or ["(none)"],
+              "shape": [str(p[1]) for p in anatomy.parameters] or [""],
+              "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
+    b2.markdown("**`named_buffers()`**")
+    b2.table({"name": [b[0] for b in anatomy.buffers] or ["(none)"],
+              "shape": [str(b[1]) for b in anatomy.buffers] or [""],
+              "dtype": [b[2] for b in anatomy.buffers] or [""]})
+    b3.markdown("**`state_dict().keys()`**")
+    b3.table({"key": list(anatomy.state_dict_keys) or ["(empty)"]})
+    st.markdown(
+        f"An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` receives "
+        f"**{anatomy.optimizer_tensors}** tensors"
+        + (" (weight, bias)" if affine else " (affine=False: nothing to learn)")
+        + ". The running statistics are registered with `register_buffer`: they are saved in "
+        "`state_dict()` and moved by `.to(device)`, but have no gradient and are never touched "
+        "by the optimizer. Only a forward pass in train() changes them."
+        + ("" if track else " With track_running_stats=False they do not exist at all.")
+    )
+with tab_upd:
+    explanation = bn.explain_update(history, channel, momentum)
+    if explanation is None:
+        st.info("No update to show: " + ("track_running_stats=False (no buffers)." if not track
+                else "no training step yet."))
+    else:
+        e = explanation
+        st.markdown(f"Step {e.step}, channel {channel}, factor = {e.factor_text} = "
+                    f"{_fmt(e.factor)}; n = N·spatial = {e.n} values.")
+        st.latex(r"\text{running\_mean} \leftarrow (1-m)\,\text{running\_mean} + m\,\mu_B"
+                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_mean)} + {_fmt(e.factor)}\cdot"
+                 rf"{_fmt(e.batch_mean)} = {_fmt(e.new_mean)}")
+        st.latex(r"\text{running\_var} \leftarrow (1-m)\,\text{running\_var} + m\,"
+                 r"\sigma^2_{B,\text{unbiased}}"
+                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_var)} + {_fmt(e.factor)}\cdot"
+                 rf"{_fmt(e.batch_var_unbiased)} = {_fmt(e.new_var)}")
+        st.markdown("`num_batches_tracked` went from "
+                    f"{e.step - 1} to {e.step}. With momentum=None the factor is "
+                    "1/num_batches_tracked, which makes the running value the plain average of "
+                    "all batch statistics so far (good for a fixed dataset, slow after a shift).")
+with tab_var:
+    if torch_error is not None:
+        st.info("With one value per channel the unbiased variance is 0/0: that is the error above.")
+    else:
+        n_values = int(np.prod(shape) // shape[1])
+        _, bvar, bvar_u = bn.batch_stats(x)
+        st.markdown(
+            f"Channel {channel} of the shown batch has n = {n_values} values. "
+            f"Biased variance Σ(x−μ)²/n = **{_fmt(bvar[channel].item())}** is what train() "
+            f"divides by (as √(var + eps)). Unbiased Σ(x−μ)²/(n−1) = biased × n/(n−1) = "
+            f"{_fmt(bvar[channel].item())} × {n_values}/{n_values - 1} = "
+            f"**{_fmt(bvar_u[channel].item())}** is what goes into running_var. "
+            f"The ratio n/(n−1) = {n_values / (n_values - 1):.4f} matters for small batches "
+            "(2 values: ×2) and vanishes for large ones."
+        )
+with tab_keras:
+    st.markdown("PyTorch's momentum is the weight of the **new** batch; Keras's "
+                "`BatchNormalization(momentum=...)` is the weight of the **old** average. "
+                "So PyTorch 0.1 ↔ Keras 0.9 (and Keras' default 0.99 ↔ PyTorch 0.01).")
+    if momentum is None:
+        st.markdown("The current momentum=None (cumulative average) has no Keras equivalent.")
+    else:
+        st.markdown(f"Current PyTorch momentum {momentum:g} ↔ Keras momentum "
+                    f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
+    k1, k2 = st.columns(2)
+    direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
+                         key="batchnorm.keras_direction", horizontal=True)
+    value = float(k2.number_input("momentum", 0.0, 1.0, 0.1, 0.01, format="%.4f",
+                                  key="batchnorm.keras_value"))
+    if direction == "PyTorch → Keras":
+        st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
+    else:
+        st.markdown(f"Keras {value:g} → PyTorch **{bn.keras_to_pytorch_momentum(value):g}**")
+with tab_frozen:
+    st.markdown(
+        "\"Frozen BN\" means normalizing with fixed statistics while the rest of the network "
+        "trains (fine-tuning with small batches, detection backbones). Two ways:\n"
+        "1. Call `.eval()` on every BatchNorm after `model.train()`: the buffers stop updating "
+        "and eval() statistics are used; γ and β still learn unless you set "
+        "`requires_grad_(False)`.\n"
+        "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
+        "running statistics are all buffers, so nothing can change them."
+    )
+    st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, nn.modules.batchnorm."
+            "_BatchNorm):\n        m.eval()  # freeze the running statistics", language="python")
+    if comparison is not None and track:
+        frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
+                                 bias=bias)
+        st.markdown(
+            f"Live check: `FrozenBatchNorm2d({channels}, eps={eps:g})` loaded from the current "
+            f"buffers has **{frozen.parameters}** parameters and buffers "
+            f"`{', '.join(frozen.buffers)}`; on the shown batch it differs from our eval() "
+            f"output by at most **{frozen.max_abs_diff_vs_eval:.2g}**."
+        )
+    elif not track:
+        st.info("track_running_stats=False: there are no running statistics to freeze.")
+
+# ------------------------------------------------------------------------------------------
+# 4. Beyond BatchNorm
+# ------------------------------------------------------------------------------------------
+st.header("4. Which axes do BatchNorm, LayerNorm, InstanceNorm and GroupNorm pool?",
+          anchor=False)
+divisors = [g for g in range(1, channels + 1) if channels % g == 0]
+groups = int(st.selectbox("GroupNorm groups G", divisors, index=len(divisors) // 2,
+                          key="batchnorm.groups"))
+demo_n = min(max(batch_size, 2), 6)
+demo_x = bn.sample_batch(stream, 0, demo_n, (4, 4), seed=settings.seed)
+if stream.nan_step == 0:
+    demo_x = torch.nan_to_num(demo_x)
+names = ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm")
+diagram = make_subplots(rows=1, cols=4, subplot_titles=names, horizontal_spacing=0.04)
+for i, name in enumerate(names, start=1):
+    ids = bn.norm_group_ids(name, demo_n, channels, groups)
+    diagram.add_trace(go.Heatmap(z=ids, text=ids, texttemplate="%{text}", showscale=False,
+                                 colorscale=NORM_COLORS, xgap=2, ygap=2,
+                                 hovertemplate="sample n=%{x}, channel c=%{y}<br>"
+                                               "statistic #%{z}<extra></extra>"),
+                      row=1, col=i)
+diagram.update_xaxes(title_text="sample n", dtick=1)
+diagram.update_yaxes(title_text="channel c", dtick=1, autorange="reversed", row=1, col=1)
+diagram.update_yaxes(dtick=1, autorange="reversed")
+diagram.update_layout(height=260, margin={"t": 40, "b": 10})
+st.plotly_chart(diagram, width="stretch")
+st.caption("Each cell is one (sample, channel) pair holding all H×W positions; cells with the "
+           "same number and colour share one mean and variance. All four always pool H and W.")
+results = bn.compare_norms(demo_x, groups)
+st.table({
+    "normalization": [r.name for r in results],
+    "real module": [r.module for r in results],
+    "pools over": [r.axes for r in results],
+    "statistics (shape)": [str(r.stats_shape) for r in results],
+    "values per statistic": [r.values_per_stat for r in results],
+    "max |by hand − module|": [f"{r.max_abs_diff:.1e}" for r in results],
+})
+st.caption(f"Live input: {tuple(demo_x.shape)} drawn from the stream above (batch 0). Only "
+           "BatchNorm mixes samples, which is why only BatchNorm has running statistics and a "
+           "train/eval difference.")
+
+# ------------------------------------------------------------------------------------------
+# 5. Code
+# ------------------------------------------------------------------------------------------
+show_code(bn.snippet_for(config, steps))
