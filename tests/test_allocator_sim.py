@@ -377,3 +377,277 @@ def test_random_sequences_keep_invariants(ops, total, mss, divisions):
     stats = sim.memory_stats()
     assert stats["num_device_alloc"] == stats["num_device_free"]
     assert stats["requested_bytes.all.current"] == 0
+
+
+# ------------------------------------------------------------------------------------ CUDA
+# These run the same scripted sequences on a real GPU and in the simulator. The real side runs
+# in a fresh subprocess, so the allocator starts empty and PYTORCH_CUDA_ALLOC_CONF applies.
+# The simulator is given the real cudaMalloc addresses (they only decide best-fit ties between
+# equal-size blocks); every decision is its own.
+
+_REAL_DRIVER = r"""
+import json, sys
+import torch
+
+plan = json.load(sys.stdin)
+dev = torch.device("cuda:0")
+torch.cuda.set_device(dev)
+total = torch.cuda.mem_get_info(dev)[1]
+fraction = plan["cap_bytes"] / total if plan["cap_bytes"] else None
+if fraction is not None:
+    torch.cuda.set_per_process_memory_fraction(fraction, dev)
+# The trace tells which cudaMalloc addresses each step obtained (even one freed and reused
+# within the same step); recording does not change the allocator's decisions.
+torch.cuda.memory._record_memory_history(enabled="all", context=None, max_entries=10**7)
+seen_traces, rows = 0, []
+live = []
+for kind, value in plan["ops"]:
+    outcome = "ok"
+    if kind == "malloc":
+        try:
+            live.append(torch.empty(value, dtype=torch.uint8, device=dev))
+        except torch.OutOfMemoryError:
+            outcome = "oom"
+    elif kind == "free" and live:
+        del live[value % len(live)]
+    elif kind == "empty_cache":
+        torch.cuda.empty_cache()
+    snap = torch.cuda.memory._snapshot()
+    segments = [s for s in snap["segments"] if s["device"] == 0]
+    traces = snap["device_traces"][0]
+    new = [t["addr"] for t in traces[seen_traces:] if t["action"] == "segment_alloc"]
+    seen_traces = len(traces)
+    stats = torch.cuda.memory_stats(dev)
+    rows.append({
+        "outcome": outcome,
+        "new_segments": new,
+        "allocated": torch.cuda.memory_allocated(dev),
+        "reserved": torch.cuda.memory_reserved(dev),
+        "segments": len(segments),
+        "stats": {k: stats.get(k, 0) for k in plan["stat_keys"]},
+        "layout": [
+            [s["address"], s["total_size"], [[b["size"], b["state"]] for b in s["blocks"]]]
+            for s in sorted(segments, key=lambda s: s["address"])
+        ],
+    })
+print(json.dumps({"total": total, "fraction": fraction, "rows": rows}))
+"""
+
+_CUDA_STAT_KEYS = [
+    "num_alloc_retries",
+    "num_ooms",
+    "inactive_split.all.current",
+    "inactive_split_bytes.all.current",
+    "allocation.all.current",
+    "active_bytes.all.current",
+    "requested_bytes.all.current",
+]
+
+
+def _random_plan(seed: int, n_ops: int) -> list[tuple[str, int]]:
+    import random
+
+    rng = random.Random(seed)
+    ops: list[tuple[str, int]] = []
+    for _ in range(n_ops):
+        r = rng.random()
+        if r < 0.55:
+            ops.append(("malloc", max(1, int(10 ** rng.uniform(0, 8.3)))))  # 1 B .. 200 MB
+        elif r < 0.93:
+            ops.append(("free", rng.randrange(10**6)))
+        else:
+            ops.append(("empty_cache", 0))
+    return ops
+
+
+def _run_real(ops, cap_bytes, alloc_conf: str) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if alloc_conf:
+        env["PYTORCH_CUDA_ALLOC_CONF"] = alloc_conf
+    plan = {"ops": ops, "cap_bytes": cap_bytes, "stat_keys": _CUDA_STAT_KEYS}
+    done = subprocess.run(
+        [sys.executable, "-c", _REAL_DRIVER],
+        input=json.dumps(plan),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _replay_in_sim(ops, real: dict, **sim_kwargs) -> list[dict]:
+    queue: list[int] = []
+    fake = iter(range(1 << 60, 1 << 61, 1 << 40))
+
+    def address_source(size: int) -> int:
+        return queue.pop(0) if queue else next(fake)  # a miss shows up as a count mismatch
+
+    kwargs = dict(sim_kwargs)
+    if real["fraction"] is not None:
+        kwargs["memory_fraction"] = real["fraction"]
+    sim = CachingAllocatorSim(real["total"], address_source=address_source, **kwargs)
+    live: list[int] = []
+    rows = []
+    for (kind, value), real_row in zip(ops, real["rows"], strict=True):
+        queue[:] = list(real_row["new_segments"])
+        outcome = "ok"
+        if kind == "malloc":
+            try:
+                live.append(sim.malloc(value))
+            except SimulatedOutOfMemory:
+                outcome = "oom"
+        elif kind == "free" and live:
+            sim.free(live.pop(value % len(live)))
+        elif kind == "empty_cache":
+            sim.empty_cache()
+        stats = sim.memory_stats()
+        snapshot = sim.snapshot()
+        rows.append(
+            {
+                "outcome": outcome,
+                "allocated": sim.memory_allocated(),
+                "reserved": sim.memory_reserved(),
+                "segments": sim.segment_count,
+                "stats": {k: stats.get(k, 0) for k in _CUDA_STAT_KEYS},
+                "layout": [
+                    [s["address"], s["total_size"], [[b["size"], b["state"]] for b in s["blocks"]]]
+                    for s in snapshot
+                ],
+            }
+        )
+    return rows
+
+
+_needs_cuda = pytest.mark.skipif(
+    not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU"
+)
+
+
+@pytest.mark.cuda
+@_needs_cuda
+@pytest.mark.parametrize(
+    ("alloc_conf", "sim_kwargs", "cap_bytes"),
+    [
+        ("", {}, 256 * MiB),  # the cap forces retries and OOMs
+        ("", {}, 2 * GiB),
+        ("max_split_size_mb:64", {"max_split_size": 64 * MiB}, 256 * MiB),
+        ("roundup_power2_divisions:4", {"roundup_power2_divisions": 4}, 256 * MiB),
+    ],
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cuda_simulator_predicts_real_allocator(alloc_conf, sim_kwargs, cap_bytes, seed):
+    ops = _random_plan(seed, 300)
+    real = _run_real(ops, cap_bytes, alloc_conf)
+    predicted = _replay_in_sim(ops, real, **sim_kwargs)
+    assert any(row["outcome"] == "oom" for row in real["rows"]) or cap_bytes > GiB  # OOM seen
+    for step, (op, want, got) in enumerate(zip(ops, real["rows"], predicted, strict=True)):
+        context = f"step {step} {op}"
+        assert got["outcome"] == want["outcome"], context
+        assert got["allocated"] == want["allocated"], context
+        assert got["reserved"] == want["reserved"], context
+        assert got["segments"] == want["segments"], context
+        assert got["layout"] == want["layout"], context
+        assert got["stats"] == want["stats"], context
+
+
+@pytest.mark.cuda
+@_needs_cuda
+def test_cuda_scenario_snippets_match_simulator():
+    """Each guided scenario's snippet, run on the GPU, prints what the simulated page shows."""
+    import re
+    import subprocess
+    import sys
+
+    from core.memory_backends import SimulatedGpu, TensorLedger
+    from core.memory_scenarios import SCENARIOS, run_steps, snippet_for
+
+    pattern = re.compile(r"allocated=\s*([\d,]+) reserved=\s*([\d,]+) segments=(\d+)")
+    for key, scenario in SCENARIOS.items():
+        done = subprocess.run(
+            [sys.executable, "-c", snippet_for(scenario.steps)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        seen = [
+            tuple(int(g.replace(",", "")) for g in m.groups())
+            for line in done.stdout.splitlines()
+            if (m := pattern.search(line))
+        ]
+        expected = [
+            (o.allocated, o.reserved, o.segments)
+            for o in run_steps(scenario.steps, SimulatedGpu(80), TensorLedger())
+            if o.step.kind in ("alloc", "free", "free_all", "empty_cache")
+        ]
+        assert seen == expected, key
+
+
+def _run_simulated_real(ops, cap_bytes, **sim_kwargs) -> dict:
+    """The real driver's output format, produced by a simulator with its own addresses."""
+    total = 80 * GiB
+    fraction = cap_bytes / total if cap_bytes else None
+    obtained: list[int] = []
+    plain = CachingAllocatorSim(total)  # only lends its address-space policy
+
+    def address_source(size: int) -> int:
+        plain._segments = sim._segments
+        obtained.append(plain._new_address(size))
+        return obtained[-1]
+
+    sim = CachingAllocatorSim(
+        total, memory_fraction=fraction or 1.0, address_source=address_source, **sim_kwargs
+    )
+    live, rows = [], []
+    for kind, value in ops:
+        outcome = "ok"
+        if kind == "malloc":
+            try:
+                live.append(sim.malloc(value))
+            except SimulatedOutOfMemory:
+                outcome = "oom"
+        elif kind == "free" and live:
+            sim.free(live.pop(value % len(live)))
+        elif kind == "empty_cache":
+            sim.empty_cache()
+        snapshot = sim.snapshot()
+        stats = sim.memory_stats()
+        rows.append(
+            {
+                "outcome": outcome,
+                "new_segments": list(obtained),
+                "allocated": sim.memory_allocated(),
+                "reserved": sim.memory_reserved(),
+                "segments": len(snapshot),
+                "stats": {k: stats.get(k, 0) for k in _CUDA_STAT_KEYS},
+                "layout": [
+                    [s["address"], s["total_size"], [[b["size"], b["state"]] for b in s["blocks"]]]
+                    for s in snapshot
+                ],
+            }
+        )
+        obtained.clear()
+    return {"total": total, "fraction": fraction, "rows": rows}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cuda_replay_harness_is_consistent(seed):
+    """The CUDA test's replay (address injection, row format) reproduces a known run exactly,
+    so a mismatch on a GPU points at the model, not at the harness."""
+    ops = _random_plan(seed, 300)
+    real = _run_simulated_real(ops, 256 * MiB, max_split_size=64 * MiB)
+    assert any(row["outcome"] == "oom" for row in real["rows"])
+    predicted = _replay_in_sim(ops, real, max_split_size=64 * MiB)
+    for want, got in zip(real["rows"], predicted, strict=True):
+        want = {k: v for k, v in want.items() if k != "new_segments"}
+        assert got == want
