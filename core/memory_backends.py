@@ -271,6 +271,12 @@ class TorchCudaBackend:
         del handle  # the ledger drops its reference; the allocator frees at refcount zero
 
     def block_size(self, handle: Any) -> int:
+        """The allocator's block for this tensor (found by address in the snapshot)."""
+        address = handle.untyped_storage().data_ptr()
+        for segment in self.snapshot():
+            for block in segment["blocks"]:
+                if block["address"] == address:
+                    return int(block["size"])
         return round_size(handle.untyped_storage().nbytes())
 
     def empty_cache(self) -> None:

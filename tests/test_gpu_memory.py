@@ -402,3 +402,34 @@ class TestFigures:
         chart = live_chart([live_point(0.0, state), live_point(1.0, state)], 60.0)
         assert any("not reserved by PyTorch" in (t.name or "") for t in chart.data)
         assert segment_map([]).data  # empty snapshot still draws
+
+
+def test_exception_real_backend_without_gpu():
+    from core.memory_backends import TorchCudaBackend
+
+    with pytest.raises(ValueError, match="device must look like 'cuda:N', got 'cpu'"):
+        TorchCudaBackend("cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="cannot use cuda:0: no GPU|no CUDA build"):
+            TorchCudaBackend("cuda:0")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_backend_actions_and_session_cleanup():
+    from core.memory_backends import TorchCudaBackend
+
+    gpu, ledger = TorchCudaBackend("cuda:0"), TensorLedger()
+    before = torch.cuda.memory_allocated(0)
+    result = allocate(gpu, ledger, 4, "x")
+    assert result.ok and result.held[0].block == 512
+    assert torch.cuda.memory_allocated(0) == before + 512
+    state = gpu.state()
+    assert state.device_total is not None and state.segments >= 1
+    assert gpu.snapshot()
+    run = run_scenario("tiny", gpu, ledger)
+    assert run.outcomes[-1].ok
+    ledger.close()  # the session ends: its tensors go
+    gc.collect()
+    assert torch.cuda.memory_allocated(0) == before
+    assert empty_cache(gpu).ok
