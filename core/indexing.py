@@ -201,6 +201,7 @@ def tensor_literal(t: torch.Tensor) -> str:
 
 def tensor_code(t: torch.Tensor) -> str:
     """``torch.tensor(...)`` source that rebuilds ``t`` exactly (values, shape and dtype)."""
+    t = t.detach().cpu()
     lit = tensor_literal(t)
     if t.dtype in (torch.int64, torch.bool):
         if t.numel() == 0:
@@ -1367,15 +1368,20 @@ class PresetRun:
 
 
 def build_operands(
-    op: str, first_text: str, index_text: str, src_text: str
+    op: str, first_text: str, index_text: str, src_text: str, device: str = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | Scalar | None]:
-    """Parse the page's texts into (input/dest, index, src) for ``op``, with dtypes aligned."""
-    first = parse_tensor(first_text, "input" if op == "gather" else "dest")
-    index = parse_tensor(index_text, "index", kind="index")
+    """Parse the page's texts into (input/dest, index, src) for ``op``, with dtypes aligned,
+    placed on ``device``."""
+    if op not in ("gather", "scatter"):
+        raise IndexingError(f"op must be 'gather' or 'scatter', got {op!r}")
+    first = parse_tensor(first_text, "input" if op == "gather" else "dest").to(device)
+    index = parse_tensor(index_text, "index", kind="index").to(device)
     if op == "gather":
         return first, index, None
     src = parse_src(src_text)
     first, src = promote_pair(first, src)
+    if isinstance(src, torch.Tensor):
+        src = src.to(device)
     return first, index, src
 
 
@@ -1387,14 +1393,16 @@ def run_case(
     dim: int,
     reduce: str | None = None,
     include_self: bool = True,
+    device: str = "cpu",
 ) -> tuple[Trace | None, IndexingError | None, str]:
     """Parse, trace and build the snippet in one go: ``(trace, error, snippet)``.
 
     Parse/shape errors give ``(None, error, "")``; torch's own refusal gives a snippet that
-    reproduces the error (its ``error`` variable holds torch's text).
+    reproduces the error (its ``error`` variable holds torch's text). The snippet runs on the
+    CPU whatever ``device`` the trace used.
     """
     try:
-        first, index, src = build_operands(op, first_text, index_text, src_text)
+        first, index, src = build_operands(op, first_text, index_text, src_text, device)
     except IndexingError as err:
         return None, err, ""
     try:
@@ -1411,6 +1419,8 @@ def run_case(
 
 
 def _snippet(op, first, dim, index, src, reduce, include_self, *, error) -> str:
+    first, index = first.cpu(), index.cpu()
+    src = src.cpu() if isinstance(src, torch.Tensor) else src
     if op == "gather":
         return gather_snippet(first, dim, index, error=error)
     return scatter_snippet(first, dim, index, src, reduce, include_self=include_self, error=error)

@@ -20,7 +20,7 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 def _exec(code: str) -> dict:
     namespace: dict = {}
-    exec(compile(code, "<snippet>", "exec"), namespace)  # noqa: S102 - the point of the test
+    exec(compile(code, "<snippet>", "exec"), namespace)
     return namespace
 
 
@@ -63,7 +63,14 @@ def scatter_cases(draw, reduces=ix.SCATTER_REDUCES):
         draw(st.lists(st.integers(-3, 3), min_size=math.prod(sshape), max_size=math.prod(sshape))),
         dtype=dtype,
     ).reshape(sshape)
-    return dest, dim, torch.tensor(values, dtype=torch.int64).reshape(ishape), src, reduce, include_self
+    return (
+        dest,
+        dim,
+        torch.tensor(values, dtype=torch.int64).reshape(ishape),
+        src,
+        reduce,
+        include_self,
+    )
 
 
 @st.composite
@@ -209,7 +216,9 @@ class TestScatter:
 
     def test_matches_reference(self):
         src = torch.arange(1, 11).reshape(2, 5)
-        t = ix.trace_scatter(torch.zeros(3, 5, dtype=src.dtype), 0, torch.tensor([[0, 1, 2, 0]]), src)
+        t = ix.trace_scatter(
+            torch.zeros(3, 5, dtype=src.dtype), 0, torch.tensor([[0, 1, 2, 0]]), src
+        )
         assert t.result.tolist() == [[1, 0, 0, 4, 0], [0, 2, 0, 0, 0], [0, 0, 3, 0, 0]]
         t = ix.trace_scatter(torch.full((2, 4), 2.0), 1, torch.tensor([[2], [3]]), 1.23, "multiply")
         assert t.result[0, 2].item() == pytest.approx(2.46)
@@ -372,14 +381,24 @@ class TestExplain:
         assert "unspecified" in e.note and "CUDA" in e.note
         t = ix.run_preset("group_means").trace
         e = ix.explain_element(t, (0,))
-        assert e.formula == "out[0] = dest[0] + src[0] + src[2] + src[5] = 0.0 + 1.0 + 3.0 + 8.0 = 12.0"
+        assert (
+            e.formula
+            == "out[0] = dest[0] + src[0] + src[2] + src[5] = 0.0 + 1.0 + 3.0 + 8.0 = 12.0"
+        )
         t = ix.run_preset("scatter_scalar_6").trace
         assert ix.explain_element(t, (0, 2)).formula == "out[0][2] = scalar = 6"
         t = ix.trace_scatter(
-            torch.tensor([5.0, 0.0]), 0, torch.tensor([0, 0]), torch.tensor([1.0, 3.0]), "amax",
+            torch.tensor([5.0, 0.0]),
+            0,
+            torch.tensor([0, 0]),
+            torch.tensor([1.0, 3.0]),
+            "amax",
             include_self=False,
         )
-        assert ix.explain_element(t, (0,)).formula == "out[0] = max(src[0], src[1]) = max(1.0, 3.0) = 3.0"
+        assert (
+            ix.explain_element(t, (0,)).formula
+            == "out[0] = max(src[0], src[1]) = max(1.0, 3.0) = 3.0"
+        )
 
     def test_index_formula(self):
         t = ix.trace_index(torch.arange(12).reshape(3, 4), ix.parse_index_expression("[0, 2], 1"))
@@ -435,7 +454,9 @@ class TestPresets:
     def test_random_cases_are_valid_and_snippets_reproduce(self, op, ndim, seed):
         texts = ix.random_case(op, ndim, seed)
         assert texts == ix.random_case(op, ndim, seed)  # reproducible from the seed
-        trace, err, snippet = ix.run_case(op, texts["first"], texts["index"], texts["src"], int(texts["dim"]))
+        trace, err, snippet = ix.run_case(
+            op, texts["first"], texts["index"], texts["src"], int(texts["dim"])
+        )
         assert err is None, err
         assert trace.result.dim() == ndim
         assert torch.equal(_exec(snippet)["out"], trace.result)
@@ -460,7 +481,11 @@ class TestParsing:
             ("[[1, 2], [3]]", "values", r"ragged"),
             ("[[1, 2], [3, 4]", "values", r"missing '\]'"),
             ("[1,, 2]", "values", r"stray ','"),
-            ("[" + ", ".join(["[0, 0, 0, 0, 0, 0, 0]"] * 7) + "]", "values", r"over the page limit of 6x8"),
+            (
+                "[" + ", ".join(["[0, 0, 0, 0, 0, 0, 0]"] * 7) + "]",
+                "values",
+                r"over the page limit of 6x8",
+            ),
             ("[" + ", ".join(["1"] * 9) + "]", "values", r"9, over the page limit of 8"),
             ("[[[[1]]]]", "values", r"4 dims"),
             ("5", "values", r"must be a list"),
@@ -475,7 +500,9 @@ class TestParsing:
         assert ix.cells_to_tables(ix.parse_cells("[1, 2]", "x")) == [[["1", "2"]]]
         tables = ix.cells_to_tables(ix.parse_cells("[[[1], [2]], [[3], [4]]]", "x"))
         assert len(tables) == 2 and tables[1] == [["3"], ["4"]]
-        assert ix.apply_grid_edits("[[1, 2], [3, 4]]", "x", 0, {1: {"0": "7"}}) == "[[1, 2], [7, 4]]"
+        assert (
+            ix.apply_grid_edits("[[1, 2], [3, 4]]", "x", 0, {1: {"0": "7"}}) == "[[1, 2], [7, 4]]"
+        )
         assert ix.apply_grid_edits("[1, 2]", "x", 0, {"0": {"1": "[9,"}}) == "[1, 9]"
         assert ix.apply_grid_edits("[1, 2]", "x", 0, {0: {1: None}}) == "[1, ?]"
         edited = ix.apply_grid_edits("[[[1], [2]], [[3], [4]]]", "x", 1, {0: {0: "abc"}})
@@ -551,11 +578,14 @@ class TestPlots:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_scatter_and_prechecked_range():
     dest = torch.zeros(3, device="cuda")
-    t = ix.trace_scatter(dest, 0, torch.zeros(64, dtype=torch.int64, device="cuda"),
-                         torch.arange(64.0, device="cuda"))
+    t = ix.trace_scatter(
+        dest,
+        0,
+        torch.zeros(64, dtype=torch.int64, device="cuda"),
+        torch.arange(64.0, device="cuda"),
+    )
     assert t.collisions[(0,)] == tuple((k,) for k in range(64))
     assert t.result[0].item() in set(range(64))
     with pytest.raises(ix.IndexingError, match="out of range"):  # no device assert
-        ix.trace_gather(torch.ones(2, 3, device="cuda"), 1,
-                        torch.tensor([[0, 3]], device="cuda"))
+        ix.trace_gather(torch.ones(2, 3, device="cuda"), 1, torch.tensor([[0, 3]], device="cuda"))
     assert torch.cuda.synchronize() is None

@@ -1,0 +1,377 @@
+"""Indexing explainer: gather, scatter_ and x[...] with every output cell wired to its source."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import indexing as ix
+from core.indexing_plots import trace_figures
+from ui.code import show_code
+from ui.settings import current_settings
+
+K = "indexing"
+DIMS = [-3, -2, -1, 0, 1, 2]
+REDUCES = ["none", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
+PRESET_KEYS = [p.key for p in ix.PRESETS]
+DEFAULT_PRESET = "gather"
+
+
+# ---------------------------------------------------------------------------------- state
+def _bump(name: str) -> None:
+    """New version of a tensor's grid editors, so they show the current text afresh."""
+    versions = st.session_state.setdefault(f"{K}._versions", {})
+    versions[name] = versions.get(name, 0) + 1
+
+
+def _load_preset() -> None:
+    p = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
+    st.session_state[f"{K}.op"] = p.op
+    st.session_state[f"{K}.first"] = p.first
+    st.session_state[f"{K}.index"] = p.index
+    st.session_state[f"{K}.src"] = p.src
+    st.session_state[f"{K}.dim"] = p.dim
+    st.session_state[f"{K}.reduce"] = p.reduce or "none"
+    st.session_state[f"{K}.include_self"] = p.include_self
+    for name in ("first", "index", "src"):
+        _bump(name)
+
+
+def _load_random(seed: int) -> None:
+    clicks = st.session_state.get(f"{K}._random_clicks", 0) + 1
+    st.session_state[f"{K}._random_clicks"] = clicks
+    texts = ix.random_case(
+        st.session_state[f"{K}.op"], int(st.session_state[f"{K}.random_ndim"]), seed + clicks
+    )
+    for name in ("first", "index", "src"):
+        st.session_state[f"{K}.{name}"] = texts[name]
+        _bump(name)
+    st.session_state[f"{K}.dim"] = int(texts["dim"])
+    st.session_state[f"{K}.reduce"] = "none"
+
+
+def _load_index_preset() -> None:
+    st.session_state[f"{K}.expr"] = ix.INDEX_PRESETS[st.session_state[f"{K}.index_preset"]]
+
+
+def _init_state() -> None:
+    if f"{K}.first" not in st.session_state:
+        st.session_state[f"{K}.preset"] = DEFAULT_PRESET
+        st.session_state[f"{K}.random_ndim"] = 2
+        _load_preset()
+    st.session_state.setdefault(f"{K}.reduce", "none")
+    st.session_state.setdefault(f"{K}.include_self", True)
+    st.session_state.setdefault(f"{K}.x", ix.INDEX_DEFAULT_X)
+    st.session_state.setdefault(f"{K}.index_preset", next(iter(ix.INDEX_PRESETS)))
+    st.session_state.setdefault(f"{K}.expr", next(iter(ix.INDEX_PRESETS.values())))
+
+
+# ---------------------------------------------------------------------------------- grids
+def _grid_changed(name: str, k: int, editor_key: str) -> None:
+    """Apply a data_editor edit to the tensor's text (the single source of truth)."""
+    edits = st.session_state.get(editor_key, {}).get("edited_rows", {})
+    try:
+        st.session_state[f"{K}.{name}"] = ix.apply_grid_edits(
+            st.session_state[f"{K}.{name}"], name, k, edits
+        )
+    except ix.IndexingError:
+        return
+    _bump(name)
+
+
+def tensor_editor(name: str, label: str, help_text: str, *, disabled: bool = False) -> None:
+    """A text field (nested list) plus an editable grid per 2-D slice, kept in sync."""
+    st.text_input(
+        label, key=f"{K}.{name}", help=help_text, on_change=_bump, args=(name,), disabled=disabled
+    )
+    if disabled:
+        return
+    try:
+        cells = ix.parse_cells(st.session_state[f"{K}.{name}"], name)
+    except ix.IndexingError:
+        return
+    tables = ix.cells_to_tables(cells)
+    if tables is None or sum(len(t) * len(t[0]) for t in tables) > 96:
+        return
+    version = st.session_state.get(f"{K}._versions", {}).get(name, 0)
+    for k, table in enumerate(tables):
+        editor_key = f"{K}.grid.{name}.{k}.v{version}"
+        frame = pd.DataFrame(table, columns=[str(j) for j in range(len(table[0]))]).astype(str)
+        if len(tables) > 1:
+            st.caption(f"{name}[{k}]")
+        st.data_editor(
+            frame,
+            key=editor_key,
+            num_rows="fixed",
+            hide_index=False,
+            on_change=_grid_changed,
+            args=(name, k, editor_key),
+        )
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos:
+    """Clicked cell (chart selection) or the selectbox choice; the click updates the selectbox."""
+    shape = tuple(trace.result.shape)
+    labels = {f"out{ix.format_pos(p)}": p for p in ix.positions(shape)}
+    clicked = ix.position_from_selection(st.session_state.get(chart_key), shape)
+    marker = (clicked, shape)
+    if clicked is not None and st.session_state.get(f"{cell_key}._last_click") != marker:
+        st.session_state[cell_key] = f"out{ix.format_pos(clicked)}"
+        st.session_state[f"{cell_key}._last_click"] = marker
+    if st.session_state.get(cell_key) not in labels:
+        st.session_state[cell_key] = next(iter(labels))
+    choice = st.selectbox(
+        "Explain element (or click a cell of `out`)",
+        list(labels),
+        key=cell_key,
+    )
+    return labels[choice]
+
+
+def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
+    st.error(f"{err}\n\n{hint}", icon=":material/error:")
+    if err.torch_error:
+        st.info(
+            "That first sentence is **torch's own error text**: this is exactly what your "
+            f"program would see:\n\n`{err.torch_error}`",
+            icon=":material/school:",
+        )
+        if snippet:
+            show_code(snippet)
+
+
+def explanation_box(expl: ix.Explanation) -> None:
+    st.markdown("**The formula for this element, with the real numbers**")
+    st.code(expl.formula, language="text")
+    st.caption(expl.note)
+
+
+# ---------------------------------------------------------------------------------- page
+st.title("Indexing explainer")
+st.caption(
+    "What you will see: for every output cell of gather, scatter_ and x[...], the input "
+    "cell(s) it came from, computed by the real torch call, plus views vs copies and eight "
+    "classic pitfalls."
+)
+settings = current_settings()
+_init_state()
+
+tab_gs, tab_ix, tab_pit = st.tabs(["gather & scatter_", "x[...] indexing", "8 pitfalls"])
+
+with tab_gs:
+    c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1.2])
+    c1.selectbox(
+        "Preset from the notes",
+        PRESET_KEYS,
+        key=f"{K}.preset",
+        format_func=lambda k: ix.PRESETS_BY_KEY[k].title,
+        on_change=_load_preset,
+    )
+    op = c2.selectbox("Operation", ["gather", "scatter"], key=f"{K}.op")
+    dim = c3.selectbox("dim", DIMS, key=f"{K}.dim", help="Out-of-range dims are refused.")
+    c4.selectbox("Random: dims", [1, 2, 3], key=f"{K}.random_ndim")
+    c4.button(
+        "Random example",
+        key=f"{K}.random",
+        on_click=_load_random,
+        args=(settings.seed,),
+        help=f"Drawn from the global seed ({settings.seed}) in the sidebar.",
+        icon=":material/casino:",
+    )
+    r1, r2 = st.columns([1, 3])
+    reduce_choice = r1.selectbox(
+        "reduce (scatter only)",
+        REDUCES,
+        key=f"{K}.reduce",
+        disabled=op != "scatter",
+        help="none = plain scatter_; add/multiply = scatter_(..., reduce=); "
+        "the rest = scatter_reduce_.",
+    )
+    reduce: str | None = None if reduce_choice == "none" else reduce_choice
+    include_self = r2.checkbox(
+        "include_self (scatter_reduce_ modes)",
+        key=f"{K}.include_self",
+        disabled=op != "scatter" or reduce in (None, "add", "multiply"),
+    )
+    preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
+    texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
+    preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim))
+    if preset_shown and preset.note:
+        st.caption(f"Preset note: {preset.note}")
+
+    e1, e2, e3 = st.columns(3)
+    with e1:
+        tensor_editor(
+            "first",
+            "input" if op == "gather" else "dest",
+            "A nested list, 1-D up to 8, 2-D up to 6x8, 3-D up to 3x4x4 (shown as slices).",
+        )
+    with e2:
+        tensor_editor("index", "index", "Whole numbers, same number of dims as the tensor.")
+    with e3:
+        tensor_editor(
+            "src",
+            "src (scatter only)",
+            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
+            disabled=op != "scatter",
+        )
+
+    trace, err, snippet = ix.run_case(
+        op,
+        *texts,
+        int(dim),
+        reduce,
+        include_self,
+        settings.device,
+    )
+    if err is not None:
+        show_error(
+            err,
+            snippet,
+            "Fix the highlighted value above, pick another dim, or load a preset: the rest of "
+            "the page keeps working.",
+        )
+    if trace is not None:
+        pos = _selected_position(trace, f"{K}.out_chart", f"{K}.cell")
+        expl = ix.explain_element(trace, pos)
+        figs = trace_figures(trace, {**expl.sources, "out": [pos]})
+        names = [n for n in trace.operands if not (n == "src" and trace.scalar_src)]
+        for col, name in zip(st.columns(len(names)), names, strict=True):
+            col.plotly_chart(figs[name], width="stretch", key=f"{K}.fig.{name}")
+        o1, o2 = st.columns([3, 2])
+        with o1:
+            st.plotly_chart(
+                figs["out"],
+                width="stretch",
+                key=f"{K}.out_chart",
+                on_select="rerun",
+                selection_mode="points",
+            )
+        with o2:
+            explanation_box(expl)
+            if trace.scalar_src:
+                st.caption(f"src is the scalar {ix.format_value(trace.operands['src'])}.")
+        if trace.collisions:
+            listed = "; ".join(
+                f"out{ix.format_pos(d)} <- "
+                + ", ".join(
+                    "scalar" if trace.scalar_src else f"src{ix.format_pos(s)}" for s in srcs
+                )
+                for d, srcs in trace.collisions.items()
+            )
+            if trace.reduce is None:
+                st.warning(
+                    f"**Collisions** (dashed red frames): {listed}. " + ix.UNSPECIFIED_WINNER_NOTE,
+                    icon=":material/warning:",
+                )
+            else:
+                st.info(
+                    f"**Collisions** (dashed red frames): {listed}. With reduce="
+                    f"{trace.reduce!r} all writes are combined, so nothing is lost.",
+                    icon=":material/merge:",
+                )
+        st.caption(
+            f"Computed on {trace.result.device} (sidebar device); the snippet runs on the CPU."
+        )
+        for w in trace.warnings:
+            st.caption(f"torch warned: {w}")
+        if (
+            trace.op == "scatter"
+            and trace.reduce == "add"
+            and trace.operands["dest"].dim() == 1
+            and not trace.scalar_src
+            and trace.operands["src"].shape == trace.operands["index"].shape
+        ):
+            gm = ix.group_means(trace.operands["src"], trace.operands["index"])
+            with st.expander("Group means: scatter_add sums / torch.unique counts", expanded=True):
+                st.table(
+                    pd.DataFrame(
+                        {
+                            "group": list(range(len(gm.sums))),
+                            "sum (scatter_add_)": [ix.format_value(v) for v in gm.sums],
+                            "count (unique)": gm.counts.tolist(),
+                            "mean": [ix.format_value(v) for v in gm.means],
+                            "scatter_reduce mean": [ix.format_value(v) for v in gm.means_reduce],
+                        }
+                    )
+                )
+                st.caption(f"Both ways agree: {gm.agree}.")
+                snippet += ix.GROUP_MEANS_SNIPPET
+        if preset_shown and ix.matches_expected(preset, trace.result):
+            st.success(
+                f"Matches the documented output of this preset: {ix.tensor_literal(trace.result)}",
+                icon=":material/check:",
+            )
+        if preset_shown and preset.expected_error:
+            st.caption(f"Documented error for this preset: {preset.expected_error}")
+        show_code(snippet)
+
+with tab_ix:
+    st.markdown(
+        "Type what goes between the brackets of `x[...]`: numbers, slices (`1:`, `::2`), "
+        "`None`, `...`, integer lists and True/False masks."
+    )
+    i1, i2 = st.columns([2, 3])
+    with i1:
+        tensor_editor("x", "x", "A nested list, 1-D up to 8, 2-D up to 6x8, 3-D up to 3x4x4.")
+    with i2:
+        st.selectbox(
+            "Example", list(ix.INDEX_PRESETS), key=f"{K}.index_preset", on_change=_load_index_preset
+        )
+        st.text_input("x[ ... ]", key=f"{K}.expr")
+    itrace, ierr, isnippet = ix.run_index_case(
+        st.session_state[f"{K}.x"], st.session_state[f"{K}.expr"]
+    )
+    if ierr is not None:
+        show_error(ierr, isnippet, "Change the expression or x; the rest of the page still works.")
+    if itrace is not None and itrace.result.numel() == 0:
+        st.warning(f"x[{itrace.index_text}] selects nothing: shape {tuple(itrace.result.shape)}.")
+    elif itrace is not None:
+        ipos = _selected_position(itrace, f"{K}.index_out_chart", f"{K}.index_cell")
+        iexpl = ix.explain_element(itrace, ipos)
+        ifigs = trace_figures(itrace, {**iexpl.sources, "out": [ipos]})
+        f1, f2 = st.columns(2)
+        f1.plotly_chart(ifigs["x"], width="stretch", key=f"{K}.fig.x")
+        f2.plotly_chart(
+            ifigs["out"],
+            width="stretch",
+            key=f"{K}.index_out_chart",
+            on_select="rerun",
+            selection_mode="points",
+        )
+        explanation_box(iexpl)
+        s = itrace.storage
+        assert s is not None
+        verdict = (
+            "a **view**: it shares x's storage" if itrace.is_view else "a **copy**: new storage"
+        )
+        st.markdown(f"`x[{itrace.index_text}]` is {verdict} (measured, not guessed).")
+        m1, m2, m3 = st.columns(3)
+        m1.metric("same data_ptr", str(s.same_storage))
+        m2.metric("storage_offset (out / x)", f"{s.result_offset} / {s.source_offset}")
+        m3.metric("out.stride()", str(s.result_stride))
+        st.caption(
+            f"x.untyped_storage().data_ptr() = {s.source_ptr:#x}, "
+            f"out.untyped_storage().data_ptr() = {s.result_ptr:#x}"
+        )
+        show_code(isnippet)
+
+with tab_pit:
+    p1, p2 = st.columns([3, 1])
+    number = p1.selectbox(
+        "Pitfall",
+        list(ix.PITFALL_TITLES),
+        key=f"{K}.pitfall",
+        format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
+    )
+    n = p2.slider("n (size)", 2, 6, 4, key=f"{K}.pitfall_n")
+    demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
+    st.markdown(demo.lesson)
+    st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
+    if demo.holds:
+        st.success(f"Verdict (from these tensors): {demo.verdict}", icon=":material/check:")
+    else:
+        st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
+    st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
+    show_code(demo.snippet)

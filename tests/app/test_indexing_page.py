@@ -1,0 +1,171 @@
+"""AppTest for the indexing page: presets, dim selector, bad inputs, x[...] tab, pitfall demos."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import indexing as ix
+
+K = "indexing"
+
+
+def _errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def _codes(at) -> list[str]:
+    return [c.value for c in at.code]
+
+
+@pytest.fixture
+def page(open_page):
+    at = open_page("indexing")
+    assert not at.exception, at.exception
+    return at
+
+
+def test_smoke(page):
+    at = page
+    assert at.title[0].value == "Indexing explainer"
+    assert not _errors(at)
+    # default preset is the gather example; its formula for out[0][0] and the snippet are shown
+    assert "out[0][0] = input[0][index[0][0]] = input[0][0] = 1" in _codes(at)
+    assert any("torch.gather(input, 1, index)" in c for c in _codes(at))
+    assert any("Matches the documented output" in s.value for s in at.success)
+
+
+def test_presets(page):
+    at = page
+    for preset in ix.PRESETS:
+        at.selectbox(key=f"{K}.preset").select(preset.key).run()
+        assert not at.exception, (preset.key, at.exception)
+        assert at.selectbox(key=f"{K}.op").value == preset.op
+        assert at.selectbox(key=f"{K}.dim").value == preset.dim
+        if preset.expected_error:
+            assert any(preset.expected_error in e for e in _errors(at)), _errors(at)
+            assert any("torch's own error text" in i.value for i in at.info)
+            assert any("error = str(exc)" in c for c in _codes(at))
+        else:
+            assert not _errors(at), (preset.key, _errors(at))
+            assert any("Matches the documented output" in s.value for s in at.success), preset.key
+        if preset.key == "scatter_y2":
+            warnings = " ".join(w.value for w in at.warning)
+            assert "Collisions" in warnings and "unspecified" in warnings and "CUDA" in warnings
+        if preset.key == "group_means":
+            assert any("means = out[groups] / counts" in c for c in _codes(at))
+
+
+def test_dim_selector_and_element_choice(page):
+    at = page
+    at.selectbox(key=f"{K}.cell").select("out[1][0]").run()
+    assert "out[1][0] = input[1][index[1][0]] = input[1][2] = 6" in _codes(at)
+    at.selectbox(key=f"{K}.dim").select(-1).run()  # same as dim 1
+    assert not at.exception and not _errors(at)
+    assert "out[1][0] = input[1][index[1][0]] = input[1][2] = 6" in _codes(at)
+    at.selectbox(key=f"{K}.dim").select(0).run()
+    assert not at.exception
+    assert any("out of bounds for dimension 0 with size 2" in e for e in _errors(at))
+    at.selectbox(key=f"{K}.dim").select(2).run()
+    assert any("dim=2 is out of range" in e for e in _errors(at))
+    # the rest of the page keeps working
+    assert at.selectbox(key=f"{K}.pitfall") is not None and at.success
+    at.selectbox(key=f"{K}.dim").select(1).run()
+    assert not _errors(at)
+
+
+def test_selection_state_is_read(page):
+    """A click arrives as chart state; the page maps it to the explained element."""
+    at = page
+    try:
+        at.session_state[f"{K}.out_chart"] = {"selection": {"points": [{"customdata": [1, 1]}]}}
+    except Exception:  # pragma: no cover - Streamlit may refuse to fake chart state
+        pytest.skip("AppTest cannot set plotly selection state")
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key=f"{K}.cell").value == "out[1][1]"
+    assert "out[1][1] = input[1][index[1][1]] = input[1][0] = 4" in _codes(at)
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "message"),
+    [
+        ("index", "[[0, 0], [3, 0]]", "index 3 is out of bounds for dimension 1 with size 3"),
+        ("index", "[[0, -1], [0, 0]]", "index -1 is out of bounds"),
+        ("index", "[[0, 1.5], [1, 0]]", "an index must hold whole numbers"),
+        ("index", "[0, 2]", "index has 1 dim(s) but input has 2"),
+        ("first", "[[1, a, 3], [4, 5, 6]]", "input[0][1] = 'a' is not a number"),
+        ("first", "[]", "input is empty"),
+        ("first", "[" + ", ".join(["[1, 2, 3, 4, 5, 6, 7]"] * 7) + "]", "over the page limit"),
+    ],
+)
+def test_bad_inputs(page, field, text, message):
+    at = page
+    at.text_input(key=f"{K}.{field}").input(text).run()
+    assert not at.exception, at.exception
+    assert any(message in e for e in _errors(at)), _errors(at)
+    # the page keeps working: pitfalls still render and a preset restores a clean state
+    assert at.success
+    at.selectbox(key=f"{K}.preset").select("scatter_y1").run()
+    assert not at.exception and not _errors(at)
+
+
+def test_scatter_controls_and_random(page):
+    at = page
+    at.selectbox(key=f"{K}.preset").select("scatter_y2").run()
+    for reduce in ("add", "sum", "mean", "amax"):
+        at.selectbox(key=f"{K}.reduce").select(reduce).run()
+        assert not at.exception and not _errors(at), reduce
+    at.checkbox(key=f"{K}.include_self").uncheck().run()
+    assert not at.exception and not _errors(at)
+    at.text_input(key=f"{K}.src").input("2.5").run()
+    assert any("needs a tensor src" in e for e in _errors(at))
+    at.selectbox(key=f"{K}.reduce").select("none").run()
+    assert not _errors(at)
+    for ndim in (1, 2, 3):
+        at.selectbox(key=f"{K}.random_ndim").select(ndim).run()
+        before = at.text_input(key=f"{K}.index").value
+        at.button(key=f"{K}.random").click().run()
+        assert not at.exception and not _errors(at), _errors(at)
+        assert at.text_input(key=f"{K}.index").value != before
+    at.selectbox(key=f"{K}.op").select("gather").run()
+    at.button(key=f"{K}.random").click().run()
+    assert not at.exception and not _errors(at)
+
+
+def test_index_tab(page):
+    at = page
+    for label in ix.INDEX_PRESETS:
+        at.selectbox(key=f"{K}.index_preset").select(label).run()
+        assert not at.exception and not _errors(at), label
+        metric = [m for m in at.metric if m.label == "same data_ptr"][0]
+        expected = "True" if "(view" in label else None
+        if expected:
+            assert metric.value == expected, label
+        if "(copy)" in label:
+            assert metric.value == "False", label
+    at.text_input(key=f"{K}.expr").input("[0, 2], 1").run()
+    assert "out[0] = x[0][1] = 1" in _codes(at)
+    at.selectbox(key=f"{K}.index_cell").select("out[1]").run()
+    assert "out[1] = x[2][1] = 9" in _codes(at)
+    for bad, message in [
+        ("1.5", "float"),
+        ("[5]", "out of bounds"),
+        ("open('x')", "not supported"),
+        ("0, 0, 0", "too many indices"),
+    ]:
+        at.text_input(key=f"{K}.expr").input(bad).run()
+        assert not at.exception
+        assert any(message in e for e in _errors(at)), (bad, _errors(at))
+    at.text_input(key=f"{K}.expr").input("[False, False, False]").run()
+    assert not at.exception and any("selects nothing" in w.value for w in at.warning)
+
+
+def test_pitfalls(page):
+    at = page
+    for number in range(1, 9):
+        at.selectbox(key=f"{K}.pitfall").select(number).run()
+        assert not at.exception, (number, at.exception)
+        verdicts = [s.value for s in at.success if s.value.startswith("Verdict")]
+        assert len(verdicts) == 1, (number, [w.value for w in at.warning])
+    at.slider(key=f"{K}.pitfall_n").set_value(2).run()
+    assert not at.exception
