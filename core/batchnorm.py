@@ -962,7 +962,8 @@ with torch.no_grad():
     # train() normalizes with this batch's statistics; a copy, so bn's buffers stay as they are
     y_train = copy.deepcopy(bn).train()(x)
     y_eval = bn.eval()(x)  # eval() uses running statistics (batch statistics if untracked)
+dims = [0, *range(2, x.dim())]  # per channel: pool the batch and spatial axes
 print("buffers:", dict(bn.named_buffers()))
-print("train(): mean %.3f std %.3f" % (y_train.mean(), y_train.std(unbiased=False)))
-print("eval():  mean %.3f std %.3f" % (y_eval.mean(), y_eval.std(unbiased=False)))
+print("train(): mean", y_train.mean(dims), "std", y_train.std(dims, correction=0))
+print("eval():  mean", y_eval.mean(dims), "std", y_eval.std(dims, correction=0))
 '''
