@@ -1,0 +1,124 @@
+"""AppTest for the Saliency page: default story, methods, target choice, sanity check, bad input."""
+
+from __future__ import annotations
+
+import io
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+
+def png(image: np.ndarray) -> bytes:
+    ok, buffer = cv2.imencode(".png", cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    assert ok
+    return buffer.tobytes()
+
+
+def errors(at) -> str:
+    return " ".join(e.value for e in at.error)
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def upload_model(at, data: bytes, name: str, architecture: str = "resnet18"):
+    at.radio(key="saliency.model_source").set_value("Upload your own").run()
+    at.selectbox(key="saliency.architecture").select(architecture).run()
+    at.file_uploader(key="saliency.model_upload").set_value(
+        (name, data, "application/octet-stream")
+    ).run()
+    return at
+
+
+def test_default_story(open_page):
+    at = open_page("saliency")
+    assert not at.exception, at.exception
+    assert not at.error, errors(at)
+    top5 = at.dataframe[0].value
+    assert list(top5["class"])[0] == 285 and len(top5) == 5
+    assert metric(at, "Images through the model") == "1"
+    assert metric(at, "Forward").endswith("ms") and metric(at, "Backward (input gradient)")
+    snippet = at.get("code")[-1].value
+    assert "torch.autograd.grad" in snippet and "target = 285" in snippet
+    assert any("probability of 0.7" in m.value for m in at.markdown)
+
+
+def test_methods_and_target(open_page):
+    at = open_page("saliency")
+    at.radio(key="saliency.target_mode").set_value("Any class").run()
+    at.selectbox(key="saliency.target_class").select(967).run()
+    assert any("espresso" in c.value for c in at.caption)
+    # Small n / steps before the method appears, so no slow default run happens on the way.
+    at.session_state["saliency.n"] = 2
+    at.session_state["saliency.steps"] = 4
+    at.selectbox(key="saliency.method").select("smoothgrad").run()
+    assert at.slider(key="saliency.n").value == 2
+    assert not at.exception and not at.error, errors(at)
+    assert metric(at, "Images through the model") == "2"
+    at.selectbox(key="saliency.method").select("integrated_gradients").run()
+    assert at.slider(key="saliency.steps").value == 4
+    at.radio(key="saliency.baseline").set_value("blur").run()
+    assert not at.exception and not at.error, errors(at)
+    assert any("completeness" in m.value for m in at.markdown)
+    assert "integrated_gradients(" in at.get("code")[-1].value
+
+
+def test_sanity_check_tab(open_page):
+    at = open_page("saliency")
+    at.slider(key="saliency.sanity_layers").set_value(2).run()
+    at.button(key="saliency.sanity_run").click().run()
+    assert not at.exception and not at.error, errors(at)
+    reading = [m.value for m in at.markdown if "rank correlation" in m.value]
+    assert reading and "_fc" in reading[0]
+    assert at.get("plotly_chart")
+
+
+def test_tiny_image_is_upscaled_with_notice(open_page):
+    at = open_page("saliency")
+    at.radio(key="saliency.image.source").set_value("Upload a file").run()
+    tiny = np.random.default_rng(0).integers(0, 256, (16, 20, 3), dtype=np.uint8)
+    at.file_uploader(key="saliency.image.upload").set_value(("tiny.png", png(tiny), "image/png"))
+    at.run()
+    assert not at.exception and not at.error, errors(at)
+    assert any("upscaled" in w.value for w in at.warning)
+
+
+def test_bad_model_files(open_page):
+    at = open_page("saliency")
+    upload_model(at, b"definitely not a model", "junk.pt")
+    assert not at.exception
+    assert "neither a TorchScript module nor a state_dict" in errors(at)
+
+    buffer = io.BytesIO()
+    torch.save(nn.Linear(3, 2).state_dict(), buffer)
+    upload_model(at, buffer.getvalue(), "linear.pt")
+    assert not at.exception
+    assert "does not match the architecture" in errors(at)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit.script is deprecated
+def test_nan_gradient_is_reported(open_page):
+    class NaNGrad(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            # sqrt(0) = 0 forward, but d sqrt/dx = inf at 0, times 0 -> NaN backward
+            return torch.sqrt(x * 0.0).mean(dim=(2, 3)).repeat(1, 334)[:, :1000]
+
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(NaNGrad()), buffer)
+    at = upload_model(open_page("saliency"), buffer.getvalue(), "nan.pt")
+    assert not at.exception
+    assert "gradient contains NaN or Inf" in errors(at)
+
+
+def test_unavailable_registry_model_shows_path(open_page, monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    at = open_page("saliency")
+    at.selectbox(key="saliency.model").select("resnet18").run()
+    assert not at.exception and not at.error, errors(at)
+    assert any("unavailable" in w.value for w in at.warning)
+    expected = str(tmp_path / "hub" / "checkpoints" / "resnet18-f37072fd.pth")
+    assert any(expected in c.value for c in at.code)
