@@ -95,15 +95,24 @@ def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
                 row=row,
                 col=1,
             )
+        # The total is usually far above the curves: name it instead of drawing it, unless the
+        # device is more than half full.
         totals = [p.device_total for p in pts if p.device_total]
+        peak = max(
+            [max(p.reserved, p.device_used or 0) for p in pts] or [0],
+        )
+        title = device
         if totals:
-            line(
-                "device total",
-                [totals[-1] / MiB] * len(x),
-                "#d62728",
-                line_dash="dash",
-            )
-        fig.update_yaxes(title_text="MiB", row=row, col=1)
+            title += f": total {format_size(totals[-1])}"
+            if peak > totals[-1] / 2:
+                line("device total", [totals[-1] / MiB] * len(x), "#d62728", line_dash="dash")
+        fig.layout.annotations[row - 1].text = title
+        fig.update_yaxes(title_text="MiB", rangemode="tozero", row=row, col=1)
+        if peak > 0:
+            top = peak / MiB * 1.15
+            if totals and peak > totals[-1] / 2:
+                top = totals[-1] / MiB * 1.05
+            fig.update_yaxes(range=[0, top], row=row, col=1)
     fig.update_xaxes(title_text="seconds (0 = now)", row=len(devices), col=1)
     fig.update_layout(
         height=260 * len(devices) + 120,
@@ -159,11 +168,11 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
         )
     fig.update_layout(
         barmode="overlay",
-        height=120 + 28 * max(len(labels), 1),
+        height=150 + 36 * max(len(labels), 1),
         xaxis={"title": "share of the segment (%)", "range": [0, 100]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
-        legend={"orientation": "h", "y": -0.3},
-        margin={"t": 20},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom"},
+        margin={"t": 60},
     )
     if not snapshot:
         fig.add_annotation(text="no segments: nothing reserved", showarrow=False, x=50, y=0)
