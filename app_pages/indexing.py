@@ -98,7 +98,7 @@ def tensor_editor(name: str, label: str, help_text: str, *, disabled: bool = Fal
         editor_key = f"{K}.grid.{name}.{k}.v{version}"
         frame = pd.DataFrame(table, columns=[str(j) for j in range(len(table[0]))]).astype(str)
         if len(tables) > 1:
-            st.caption(f"{name}[{k}]")
+            st.caption(f"{label.split(' ')[0]}[{k}]")
         st.data_editor(
             frame,
             key=editor_key,
@@ -143,7 +143,7 @@ def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
 
 def explanation_box(expl: ix.Explanation) -> None:
     st.markdown("**The formula for this element, with the real numbers**")
-    st.code(expl.formula, language="text")
+    st.code(expl.formula, language="text", wrap_lines=True)
     st.caption(expl.note)
 
 

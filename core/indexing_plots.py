@@ -225,7 +225,7 @@ def tensor_figure(
             col=s + 1,
             tickmode="array",
             tickvals=list(range(cols)),
-            side="top",
+            side="bottom" if len(shape) == 3 else "top",
             showgrid=False,
             zeroline=False,
             range=[-0.5, cols - 0.5],
@@ -240,15 +240,20 @@ def tensor_figure(
             showgrid=False,
             zeroline=False,
             fixedrange=True,
-            showticklabels=len(shape) >= 2,
+            showticklabels=len(shape) >= 2 and s == 0,
         )
     fig.update_layout(
         title={
             "text": f"{title}  <sup>shape {shape}, {str(t.dtype).replace('torch.', '')}</sup>",
             "font": {"size": 15},
         },
-        height=90 + CELL_PX * rows + (20 if len(shape) == 3 else 0),
-        margin={"l": 30, "r": 10, "t": 70 if len(shape) == 3 else 60, "b": 10},
+        height=90 + CELL_PX * rows + (30 if len(shape) == 3 else 0),
+        margin={
+            "l": 30,
+            "r": 10,
+            "t": 70 if len(shape) == 3 else 60,
+            "b": 30 if len(shape) == 3 else 10,
+        },
         dragmode=False,
         clickmode="event+select",
         plot_bgcolor="white",
