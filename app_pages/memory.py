@@ -3,6 +3,7 @@ lessons on a simulated GPU driven by a model of PyTorch's caching allocator."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 
@@ -337,6 +338,7 @@ with tab_proc:
                 [
                     {
                         "pid": p.pid,
+                        "who": "this app's server" if p.pid == os.getpid() else "",
                         "used": "n/a" if p.used is None else format_size(p.used),
                     }
                     for p in now_state.processes

@@ -52,6 +52,10 @@ class BackendOutOfMemory(RuntimeError):
     """The backend's allocator ran out of memory; ``str()`` is torch's (or the sim's) message."""
 
 
+class BackendError(RuntimeError):
+    """Any other device error during an action (the message is shown as it is)."""
+
+
 @dataclass(frozen=True)
 class MemoryState:
     """Everything the page shows about one device at one instant, in bytes.
@@ -266,6 +270,8 @@ class TorchCudaBackend:
             return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
         except torch.OutOfMemoryError as error:
             raise BackendOutOfMemory(str(error)) from error
+        except RuntimeError as error:  # any other CUDA error: report it, keep the server up
+            raise BackendError(f"the device refused the allocation: {error}") from error
 
     def release(self, handle: Any) -> None:
         del handle  # the ledger drops its reference; the allocator frees at refcount zero
@@ -457,6 +463,8 @@ def allocate(
     except BackendOutOfMemory as error:
         after = backend.state()
         return ActionResult(False, explain_oom(nbytes, before, after), before, after, str(error))
+    except BackendError as error:
+        return ActionResult(False, f"{error}.", before, backend.state())
     held = ledger.add(backend, handle, label or format_size(nbytes), nbytes)
     after = backend.state()
     return ActionResult(True, explain_allocation(held, before, after), before, after, held=(held,))

@@ -444,6 +444,10 @@ _CUDA_STAT_KEYS = [
 ]
 
 
+def test_cuda_driver_script_compiles():
+    compile(_REAL_DRIVER, "<driver>", "exec")
+
+
 def _random_plan(seed: int, n_ops: int) -> list[tuple[str, int]]:
     import random
 

@@ -433,3 +433,14 @@ def test_cuda_backend_actions_and_session_cleanup():
     gc.collect()
     assert torch.cuda.memory_allocated(0) == before
     assert empty_cache(gpu).ok
+
+
+def test_other_device_errors_are_reported_not_raised():
+    from core.memory_backends import BackendError
+
+    class Faulty(SimulatedGpu):
+        def allocate(self, nbytes, shape, dtype):
+            raise BackendError("the device refused the allocation: CUDA error: ECC error")
+
+    result = allocate(Faulty(8), TensorLedger(), 1000)
+    assert not result.ok and "ECC error" in result.message
