@@ -241,6 +241,9 @@ class CachingAllocatorSim:
         device_index: the GPU number used in messages and snapshots.
         address_source: optional ``f(segment_size) -> address`` replacing the simulated
             address space (used to replay real cudaMalloc addresses, which decide best-fit ties).
+        max_non_split_rounding: bytes; a request >= ``max_split_size`` may take a cached
+            oversize block only if it is less than this much larger (``max_non_split_rounding_mb``,
+            default 20 MiB).
 
     Handles returned by :meth:`malloc` are the block addresses, like ``tensor.data_ptr()``.
     """
@@ -254,6 +257,7 @@ class CachingAllocatorSim:
         memory_fraction: float = 1.0,
         device_index: int = 0,
         address_source: Callable[[int], int] | None = None,
+        max_non_split_rounding: int = LARGE_BUFFER,
     ) -> None:
         if isinstance(total_bytes, bool) or not isinstance(total_bytes, int) or total_bytes <= 0:
             raise ValueError(f"total_bytes must be a positive integer, got {total_bytes!r}")
@@ -265,6 +269,11 @@ class CachingAllocatorSim:
                 f"max_split_size_mb > 20; got {max_split_size!r}"
             )
         _check_divisions(roundup_power2_divisions)
+        if not isinstance(max_non_split_rounding, int) or max_non_split_rounding < 0:
+            raise ValueError(
+                f"max_non_split_rounding must be a byte count >= 0, got {max_non_split_rounding!r}"
+            )
+        self.max_non_split_rounding = max_non_split_rounding
         self.total_bytes = total_bytes
         self.max_split_size = max_split_size
         self.roundup_power2_divisions = roundup_power2_divisions
@@ -462,7 +471,7 @@ class CachingAllocatorSim:
         mss = self._mss
         if size < mss and best.size >= mss:  # do not hand an oversize block to a small request
             return None
-        if size >= mss and best.size >= size + LARGE_BUFFER:  # oversize rounding stays < 20 MiB
+        if size >= mss and best.size >= size + self.max_non_split_rounding:  # rounding limit
             return None
         pool.remove(best)
         return best

@@ -281,6 +281,10 @@ class TestRules:
         sim2.free(sim2.malloc(60 * MiB))
         sim2.malloc(34 * MiB)
         assert sim2.segment_count == 2
+        # ... and that limit is max_non_split_rounding_mb (default 20 MiB)
+        sim3 = CachingAllocatorSim(GiB, max_split_size=mss, max_non_split_rounding=30 * MiB)
+        sim3.free(sim3.malloc(60 * MiB))
+        assert sim3.block_size(sim3.malloc(34 * MiB)) == 60 * MiB and sim3.segment_count == 1
 
     def test_max_split_size_releases_oversize_blocks_before_full_retry(self):
         mss = 24 * MiB
