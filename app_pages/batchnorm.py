@@ -155,7 +155,7 @@ if steps > bn.MAX_STEPS:
     st.info(f"The history is capped at {bn.MAX_STEPS} steps; showing the first {bn.MAX_STEPS}.")
     steps = st.session_state[STEPS_KEY] = bn.MAX_STEPS
 t5.markdown(f"**{steps}** training steps so far · input `{shape}` · "
-            f"`nn.{config.module_name}` · {batch_size} samples, "
+            f"`nn.{config.module_name}` · {batch_size} sample{'s' if batch_size > 1 else ''}, "
             f"{int(np.prod(shape) // shape[1])} values per channel per batch")
 st.caption("Changing a control replays the same number of steps with the new settings on the "
            "same batches (same seed), so you can compare settings directly.")
@@ -249,17 +249,22 @@ if torch_error is not None:
 else:
     comparison = bn.compare_modes(x, history.state, eps=eps, weight=weight, bias=bias,
                                   track_running_stats=track, momentum=momentum)
-    st.caption(f"Batch number {shown_index} of the stream (the last one trained on), channel "
-               f"{channel}, after {steps} steps.")
+    which = "the last one trained on" if steps else "the first one, not trained on yet"
+    st.caption(f"Batch number {shown_index} of the stream ({which}), channel {channel}, after "
+               f"{steps} steps.")
     y_tr = comparison.y_train[:, channel].flatten().numpy()
     y_ev = comparison.y_eval[:, channel].flatten().numpy()
     tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
     em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
+    finite = np.concatenate([y_tr, y_ev])
+    finite = finite[np.isfinite(finite)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
+    bins = {"start": lo, "end": hi + 1e-9, "size": max((hi - lo) / 40, 1e-6)}  # shared bins
     hist = go.Figure()
     hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
-                                opacity=0.6, nbinsx=40, marker_color="#1f77b4"))
+                                opacity=0.6, xbins=bins, marker_color="#1f77b4"))
     hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
-                                opacity=0.6, nbinsx=40, marker_color="#d62728"))
+                                opacity=0.6, xbins=bins, marker_color="#d62728"))
     for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
         if np.isfinite(value):
             hist.add_vline(x=float(value), line_color=color, line_dash="dash")
