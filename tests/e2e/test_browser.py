@@ -101,3 +101,27 @@ def test_upload_png_through_file_chooser(server, page, tmp_path):
     assert_rendered(page, "home")
     assert page.locator("[data-testid='stImage'] img").first.is_visible()
     save_whole_page(page, "home-upload")
+
+
+LIVE_POINTS_JS = """() => {
+  const plot = document.querySelector("[class*='st-key-memory-live_chart'] .js-plotly-plot");
+  return plot && plot.data ? Math.max(...plot.data.map(t => (t.x || []).length)) : -1;
+}"""
+
+
+def test_memory_live_chart_updates(server, page):
+    """The live chart's fragment reruns on its own (run_every): the plotted history grows."""
+    if "memory" not in [spec.slug for spec in PAGES]:
+        pytest.skip("memory page not registered")
+    page.goto(page_url(server.url, "memory"))
+    wait_for_script(page)
+    page.wait_for_function(f"({LIVE_POINTS_JS})() > 0", timeout=SCRIPT_TIMEOUT_MS)
+    first = page.evaluate(LIVE_POINTS_JS)
+    counts = [first]
+    for _ in range(2):  # two further refreshes at the default 1 s interval
+        page.wait_for_function(
+            f"({LIVE_POINTS_JS})() > {counts[-1]}", timeout=30_000
+        )
+        counts.append(page.evaluate(LIVE_POINTS_JS))
+    assert counts[2] > counts[1] > counts[0], counts
+    assert_rendered(page, "memory")
