@@ -214,11 +214,18 @@ with c2:
         width="stretch",
     )
 with c3:
+    # Large outputs are max-pooled for the browser, so no error can hide in the preview.
+    diff_preview, pool = warp.max_pool_preview(result.difference, max_side=600)
     heat = go.Figure(
         go.Heatmap(
-            z=result.difference,
+            z=diff_preview,
+            x0=0,
+            dx=pool,
+            y0=0,
+            dy=pool,
             colorscale="Inferno",
             zmin=0,
+            zmax=max(1.0, float(diff_preview.max())),
             colorbar={"title": "|Δ|"},
             hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
         )
@@ -226,11 +233,11 @@ with c3:
     heat.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
     heat.update_xaxes(showticklabels=False)
     heat.update_layout(
-        title="|grid_sample − warpAffine| (max over channels)",
+        title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
         margin={"l": 0, "r": 0, "t": 40, "b": 0},
         height=320,
     )
-    st.plotly_chart(heat, width="stretch", key="warp.diff_chart")
+    st.plotly_chart(heat, width="stretch", theme=None, key="warp.diff_chart")
 
 e = result.errors
 m1, m2, m3, m4 = st.columns(4)
@@ -274,9 +281,12 @@ else:
 
 row = dsize[1] // 2
 profile = go.Figure()
-for name, image in (("cv2.warpAffine", result.reference), ("F.grid_sample", result.warped)):
+for name, image, style in (
+    ("cv2.warpAffine", result.reference, {"color": "#1f77b4", "width": 3}),
+    ("F.grid_sample", result.warped, {"color": "#ff7f0e", "width": 1.5, "dash": "dot"}),
+):
     values = image[row].astype(np.float64).mean(axis=1)
-    profile.add_trace(go.Scatter(y=values, mode="lines", name=name))
+    profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
 profile.update_layout(
     title=f"Output row {row}, mean over channels: a sideways offset between the curves is a shift",
     xaxis_title="output x (px)",
@@ -306,11 +316,11 @@ with tab_mats:
         + f" N_src uses the input size {src_w}×{src_h}, N_dst the output size "
         f"{dsize[0]}×{dsize[1]}."
     )
-    a, b, c, d = st.columns(4)
+    a, b = st.columns(2)
     a.latex(r"N_{src} = " + warp.matrix_latex(mats.n_src))
     b.latex(r"M^{-1} = " + warp.matrix_latex(mats.m_inv))
-    c.latex(r"N_{dst} = " + warp.matrix_latex(mats.n_dst))
-    d.latex(r"\theta = " + warp.matrix_latex(mats.theta))
+    a.latex(r"N_{dst} = " + warp.matrix_latex(mats.n_dst))
+    b.latex(r"\theta = " + warp.matrix_latex(mats.theta))
     st.latex(r"M = " + warp.matrix_latex(mats.m))
     if notes:
         st.latex(r"\theta_{correct} = " + warp.matrix_latex(mats.correct_theta))
@@ -327,7 +337,10 @@ with tab_mats:
         )
 with tab_grid:
     grid = result.grid
-    fig = go.Figure(go.Image(z=img if img.ndim == 3 else np.dstack([img] * 3)))
+    preview, sx, sy = warp.image_preview(img)
+    fig = go.Figure(
+        go.Image(z=preview, x0=(sx - 1) / 2, dx=sx, y0=(sy - 1) / 2, dy=sy, hoverinfo="skip")
+    )
     hover = [
         f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
         for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
@@ -343,17 +356,6 @@ with tab_grid:
             hovertemplate="%{text}<extra></extra>",
         )
     )
-    if notes:
-        fig.add_trace(
-            go.Scatter(
-                x=grid.ref_x,
-                y=grid.ref_y,
-                mode="markers",
-                marker={"size": 5, "color": "red", "symbol": "x"},
-                name="where OpenCV samples",
-                hovertemplate="OpenCV samples (%{x:.2f}, %{y:.2f})<extra></extra>",
-            )
-        )
     corners = np.array(
         [[0, 0], [dsize[0] - 1, 0], [dsize[0] - 1, dsize[1] - 1], [0, dsize[1] - 1], [0, 0]],
         dtype=np.float64,
@@ -374,13 +376,66 @@ with tab_grid:
         height=520,
         margin={"l": 0, "r": 0, "t": 30, "b": 0},
         legend={"orientation": "h"},
-        title=f"Every {grid.step}th output pixel in x and y ({grid.in_x.size} points) drawn at "
-        "the input position it reads; colour = output x",
+        title=f"Every {grid.step}th output pixel, drawn where it reads the input",
     )
-    st.plotly_chart(fig, width="stretch", key="warp.grid_chart")
+    g1, g2 = st.columns([3, 2])
+    g1.plotly_chart(fig, width="stretch", key="warp.grid_chart")
+    zoom = result.zoom
+    close = go.Figure()
+    crop = warp.crop_around(
+        img, np.r_[zoom.in_x, zoom.ref_x], np.r_[zoom.in_y, zoom.ref_y], margin=1
+    )
+    if crop is not None:
+        pixels, x0, y0 = crop
+        close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
+    zoom_hover = [
+        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
+        f"{ry:.3f})"
+        for ox, oy, ix, iy, rx, ry in zip(
+            zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
+        )
+    ]
+    close.add_trace(
+        go.Scatter(
+            x=zoom.ref_x,
+            y=zoom.ref_y,
+            mode="markers",
+            marker={"size": 14, "symbol": "circle-open", "color": "white", "line": {"width": 2}},
+            name="cv2.warpAffine reads",
+            hoverinfo="skip",
+        )
+    )
+    close.add_trace(
+        go.Scatter(
+            x=zoom.in_x,
+            y=zoom.in_y,
+            mode="markers",
+            marker={"size": 7, "color": "red" if notes else "lime"},
+            name="grid_sample reads",
+            text=zoom_hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    close.update_yaxes(autorange="reversed", scaleanchor="x", dtick=1, showgrid=False)
+    close.update_xaxes(dtick=1, showgrid=False)
+    close.update_layout(
+        height=520,
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        legend={"orientation": "h"},
+        title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
+    )
+    g2.plotly_chart(close, width="stretch", key="warp.zoom_chart")
     st.caption(
+        f"Overview: {grid.in_x.size} output pixels, coloured by output x. "
         "Hover a dot: output pixel ← input coordinate. Dots outside the picture read the "
-        f"padding ({padding_mode}). The dashed outline is the output frame seen from the input."
+        f"padding ({padding_mode}). The dashed outline is the output frame seen from the input. "
+        "In the close-up, a dot centred in its white ring means grid_sample reads exactly where "
+        + (
+            f"OpenCV does; with the notes' theta every dot sits {result.grid_offset_px:.3f} px "
+            "off its ring."
+            if notes
+            else f"OpenCV does (mean offset now {result.grid_offset_px:.1e} px)."
+        )
     )
 
 # ------------------------------------------------------------------------------------------

@@ -520,6 +520,64 @@ def is_grayscale(img: np.ndarray) -> bool:
     return bool((img[..., :3] == img[..., :1]).all())
 
 
+def max_pool_preview(diff: np.ndarray, max_side: int = 400) -> tuple[np.ndarray, int]:
+    """Shrink a (H, W) error map by an integer factor, keeping each block's MAX (no hiding).
+
+    Returns:
+        ``(preview, factor)``: preview is (ceil(H/f), ceil(W/f)) float32 and pixel (i, j) of it
+        covers rows ``i*f .. i*f+f-1`` and columns ``j*f .. j*f+f-1`` of ``diff``.
+    """
+    if diff.ndim != 2:
+        raise ValueError(f"expected a (H, W) map, got shape {diff.shape}")
+    if max_side < 1:
+        raise ValueError(f"max_side must be positive, got {max_side}")
+    h, w = diff.shape
+    f = max(1, math.ceil(max(h, w) / max_side))
+    if f == 1:
+        return diff.astype(np.float32), 1
+    ph, pw = math.ceil(h / f) * f, math.ceil(w / f) * f
+    padded = np.full((ph, pw), -np.inf, dtype=np.float64)
+    padded[:h, :w] = diff
+    pooled = padded.reshape(ph // f, f, pw // f, f).max(axis=(1, 3))
+    return pooled.astype(np.float32), f
+
+
+def image_preview(img: np.ndarray, max_side: int = 640) -> tuple[np.ndarray, float, float]:
+    """Shrink an image (area averaging) so its longest side is at most ``max_side``, for plots.
+
+    Returns:
+        ``(preview, sx, sy)``: preview is (h, w, C) of the input dtype; one preview pixel spans
+        ``sx`` x ``sy`` source pixels, so preview pixel (i, j) is centred on source coordinate
+        ``(j*sx + (sx-1)/2, i*sy + (sy-1)/2)``.
+    """
+    img3 = validate_image(img)
+    h, w = img3.shape[:2]
+    if max(h, w) <= max_side:
+        return img3, 1.0, 1.0
+    scale = max_side / max(h, w)
+    pw, ph = max(1, round(w * scale)), max(1, round(h * scale))
+    small = cv2.resize(img3, (pw, ph), interpolation=cv2.INTER_AREA)
+    return small.reshape(ph, pw, img3.shape[2]), w / pw, h / ph
+
+
+def crop_around(
+    img: np.ndarray, xs: np.ndarray, ys: np.ndarray, margin: int = 1
+) -> tuple[np.ndarray, int, int] | None:
+    """The part of ``img`` (H, W, C) covering points ``(xs, ys)`` plus ``margin`` pixels.
+
+    Returns:
+        ``(crop, x0, y0)`` with crop = img[y0:y1, x0:x1], or None when no pixel is covered.
+    """
+    h, w = img.shape[:2]
+    x0 = max(0, math.floor(float(np.min(xs))) - margin)
+    x1 = min(w, math.ceil(float(np.max(xs))) + margin + 1)
+    y0 = max(0, math.floor(float(np.min(ys))) - margin)
+    y1 = min(h, math.ceil(float(np.max(ys))) + margin + 1)
+    if x0 >= x1 or y0 >= y1:
+        return None
+    return img[y0:y1, x0:x1], x0, y0
+
+
 def matrix_latex(m: np.ndarray, digits: int = 4) -> str:
     """A LaTeX ``bmatrix`` of ``m`` (2-D), numbers shown with ``digits`` significant digits."""
     rows = [" & ".join(f"{float(v):.{digits}g}" for v in row) for row in np.atleast_2d(m)]
@@ -798,20 +856,59 @@ def sampling_grid(
     dh, dw = _validate_hw(dst_hw, "the output size")
     if max_points < 4:
         raise ValueError(f"max_points must be at least 4, got {max_points}")
-    th = torch.as_tensor(np.asarray(theta, dtype=np.float64)).reshape(1, 2, 3)
     step = max(1, math.ceil(math.sqrt(dh * dw / max_points)))
-    ys, xs = _grid_coords(dh, step), _grid_coords(dw, step)
+    xs, ys = _grid_coords(dw, step), _grid_coords(dh, step)
+    return _grid_at(theta, m, (sh, sw), (dh, dw), align_corners, xs, ys, step)
+
+
+def zoom_grid(
+    theta: torch.Tensor | np.ndarray,
+    M: np.ndarray | Sequence[Sequence[float]],
+    src_hw: Sequence[int],
+    dst_hw: Sequence[int],
+    align_corners: bool = False,
+    radius: int = 3,
+) -> SamplingGrid:
+    """Every output pixel in a (2*radius+1)^2 window, for a close-up of where samples land.
+
+    The window is centred on the output pixel whose OpenCV sample point is closest to the
+    centre of the input image, so the close-up shows image content whenever any is visible.
+    """
+    m = validate_affine(M)
+    sh, sw = _validate_hw(src_hw, "the source size")
+    dh, dw = _validate_hw(dst_hw, "the output size")
+    if radius < 1:
+        raise ValueError(f"radius must be at least 1, got {radius}")
+    coarse = sampling_grid(theta, m, (sh, sw), (dh, dw), align_corners)
+    k = int(np.argmin(np.hypot(coarse.ref_x - (sw - 1) / 2, coarse.ref_y - (sh - 1) / 2)))
+    cx, cy = int(coarse.out_x[k]), int(coarse.out_y[k])
+    xs = np.arange(max(0, cx - radius), min(dw, cx + radius + 1))
+    ys = np.arange(max(0, cy - radius), min(dh, cy + radius + 1))
+    return _grid_at(theta, m, (sh, sw), (dh, dw), align_corners, xs, ys, 1)
+
+
+def _grid_at(
+    theta: torch.Tensor | np.ndarray,
+    m: np.ndarray,
+    src_hw: tuple[int, int],
+    dst_hw: tuple[int, int],
+    align_corners: bool,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    step: int,
+) -> SamplingGrid:
+    sh, sw = src_hw
+    dh, dw = dst_hw
+    th = torch.as_tensor(np.asarray(theta, dtype=np.float64)).reshape(1, 2, 3)
+    n_dst = normalization_matrix(dw, dh, align_corners)
     # Only the needed rows/columns of the normalized base grid, exactly as affine_grid builds it.
-    base_x = torch.from_numpy(normalization_matrix(dw, dh, align_corners)[0, 0] * xs.astype(float))
-    base_x = base_x + normalization_matrix(dw, dh, align_corners)[0, 2]
-    base_y = torch.from_numpy(normalization_matrix(dw, dh, align_corners)[1, 1] * ys.astype(float))
-    base_y = base_y + normalization_matrix(dw, dh, align_corners)[1, 2]
+    base_x = torch.from_numpy(n_dst[0, 0] * xs.astype(np.float64) + n_dst[0, 2])
+    base_y = torch.from_numpy(n_dst[1, 1] * ys.astype(np.float64) + n_dst[1, 2])
     gy, gx = torch.meshgrid(base_y, base_x, indexing="ij")
-    ones = torch.ones_like(gx)
-    norm = torch.stack([gx, gy, ones], -1) @ th[0].T  # (len(ys), len(xs), 2)
+    norm = torch.stack([gx, gy, torch.ones_like(gx)], -1) @ th[0].T  # (len(ys), len(xs), 2)
     n_src_inv = np.linalg.inv(normalization_matrix(sw, sh, align_corners))
     in_xy = norm.numpy() @ n_src_inv[:2, :2].T + n_src_inv[:2, 2]
-    oy, ox = np.meshgrid(ys.astype(float), xs.astype(float), indexing="ij")
+    oy, ox = np.meshgrid(ys.astype(np.float64), xs.astype(np.float64), indexing="ij")
     m_inv = np.linalg.inv(_to3(m))
     ref_x = m_inv[0, 0] * ox + m_inv[0, 1] * oy + m_inv[0, 2]
     ref_y = m_inv[1, 0] * ox + m_inv[1, 1] * oy + m_inv[1, 2]
@@ -866,6 +963,7 @@ class WarpComparison:
         errors: :class:`WarpErrors` of warped vs reference.
         matrices: :class:`AffineMatrices` (theta actually used included).
         grid: :class:`SamplingGrid` for the overlay.
+        zoom: :class:`SamplingGrid` of every output pixel in a 7x7 window (the close-up).
         cv2_interpolation, cv2_border: OpenCV flag names used for the reference.
         notes: True when the notes' ``affine2theta`` was used.
         notes_shift: ``(dx, dy)`` px by which the notes' theta misplaces every sample with
@@ -883,6 +981,7 @@ class WarpComparison:
     errors: WarpErrors
     matrices: AffineMatrices
     grid: SamplingGrid
+    zoom: SamplingGrid
     cv2_interpolation: str
     cv2_border: str
     notes: bool
@@ -945,6 +1044,7 @@ def compare_warps(
         errors=warp_errors(warped, reference),
         matrices=mats,
         grid=grid,
+        zoom=zoom_grid(mats.theta, m, img3.shape[:2], (h, w), align_corners),
         cv2_interpolation=CV2_INTERPOLATION_NAMES[interp],
         cv2_border=CV2_BORDER_NAMES[border],
         notes=notes,

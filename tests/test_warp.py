@@ -364,6 +364,17 @@ def test_sampling_grid_matches_affine_grid():
         np.testing.assert_allclose(g.in_x, px[..., 0].ravel(), atol=1e-9)
         np.testing.assert_allclose(g.in_y, px[..., 1].ravel(), atol=1e-9)
         np.testing.assert_allclose(g.in_x, g.ref_x, atol=1e-9)
+    zoom = warp.zoom_grid(theta, M, img_hw, dst_hw, True, radius=3)
+    assert zoom.out_x.size == 49 and np.ptp(zoom.out_x) == 6
+    np.testing.assert_allclose(zoom.in_y, zoom.ref_y, atol=1e-9)
+    notes_theta = warp.notes_affine2theta(M, img_hw, dst_hw)
+    off = warp.zoom_grid(notes_theta, M, img_hw, dst_hw, False)
+    dx, dy = warp.notes_shift_px(M)
+    np.testing.assert_allclose(off.in_x - off.ref_x, dx, atol=1e-9)
+    np.testing.assert_allclose(off.in_y - off.ref_y, dy, atol=1e-9)
+    crop = warp.crop_around(smooth_image(30, 40), zoom.in_x, zoom.in_y)
+    assert crop is not None and crop[0].shape[0] >= 7
+    assert warp.crop_around(smooth_image(30, 40), np.array([-50.0]), np.array([-50.0])) is None
     small = warp.sampling_grid(theta, M, img_hw, dst_hw, True, max_points=50)
     assert small.step > 1 and small.out_x.max() == 34 and small.out_y.max() == 24
 
@@ -421,3 +432,33 @@ def test_cuda_matches_cpu():
     assert np.abs(cpu.astype(int) - gpu.astype(int)).max() <= 1
     timing = warp.time_warps(img, M, (90, 70), device="cuda:0", repeats=2)
     assert timing.device == "cuda:0"
+
+
+def test_previews_keep_the_max_and_the_geometry():
+    diff = np.zeros((1000, 700), np.float32)
+    diff[999, 3] = 7.0
+    pooled, factor = warp.max_pool_preview(diff, max_side=400)
+    assert factor == 3 and pooled.shape == (334, 234) and pooled.max() == 7.0
+    assert pooled[333, 1] == 7.0
+    small, sx, sy = warp.image_preview(smooth_image(300, 451), max_side=200)
+    assert max(small.shape[:2]) == 200 and small.dtype == np.uint8
+    assert sx == pytest.approx(451 / small.shape[1]) and sy == pytest.approx(300 / small.shape[0])
+    same, sx1, _ = warp.image_preview(smooth_image(30, 40))
+    assert same.shape == (30, 40, 3) and sx1 == 1.0
+    with pytest.raises(ValueError, match="shape"):
+        warp.max_pool_preview(np.zeros((3, 3, 3)))
+
+
+def test_parse_matrix_text_and_helpers():
+    np.testing.assert_array_equal(
+        warp.parse_matrix_text("[[1, 0, 5],\n [0, 1, -2]]"), [[1, 0, 5], [0, 1, -2]]
+    )
+    with pytest.raises(ValueError, match="'x' in the matrix is not a number"):
+        warp.parse_matrix_text("1 0 x\n0 1 0")
+    with pytest.raises(ValueError, match="NaN"):
+        warp.parse_matrix_text("nan 0 0\n0 1 0")
+    src, dst = warp.default_points(451, 300)
+    assert warp.matrix_from_points(src, dst).shape == (2, 3)
+    assert warp.is_grayscale(np.dstack([smooth_image(5, 5)[..., 0]] * 3))
+    assert not warp.is_grayscale(smooth_image(5, 5))
+    assert warp.matrix_latex(np.eye(2, 3)).startswith(r"\begin{bmatrix}1 & 0 & 0")
