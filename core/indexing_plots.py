@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import torch
 from plotly import colors as pcolors
-from plotly.subplots import make_subplots
 
 from core.indexing import Pos, Trace, format_value
 
@@ -127,6 +126,9 @@ def tensor_figure(
         highlight: positions framed in black (the sources of a clicked element).
         clickable: overlay invisible markers so that ``on_select`` reports clicks (plotly
             heatmaps themselves report no selection); each carries its position as customdata.
+
+    The figure is assembled as plain dicts and validated once (``make_subplots`` and per-cell
+    ``add_shape`` calls made the page's rerun several times slower).
     """
     shape = tuple(int(s) for s in t.shape)
     colors = colors or {}
@@ -135,13 +137,16 @@ def tensor_figure(
     n_slices, rows, cols = _grid(shape)
     values = t.detach().cpu()
     n_ids = max([0, *colors.values()])
-    fig = make_subplots(
-        rows=1,
-        cols=n_slices,
-        subplot_titles=[f"[{k}]" for k in range(n_slices)] if len(shape) == 3 else None,
-        horizontal_spacing=0.04 if n_slices > 1 else 0.0,
-    )
+    scale = _colorscale(n_ids)
+    gap = 0.04 if n_slices > 1 else 0.0
+    width = (1.0 - gap * (n_slices - 1)) / n_slices
+    data: list[dict] = []
+    shapes: list[dict] = []
+    annotations: list[dict] = []
+    layout: dict = {}
     for s in range(n_slices):
+        axis = "" if s == 0 else str(s + 1)
+        x0 = s * (width + gap)
         z, text, custom = [], [], []
         xs, ys, cd = [], [], []
         for r in range(rows):
@@ -158,95 +163,103 @@ def tensor_figure(
                 xs.append(c)
                 ys.append(r)
                 cd.append(list(pos))
+                box = {
+                    "type": "rect",
+                    "xref": f"x{axis}",
+                    "yref": f"y{axis}",
+                    "x0": c - 0.5,
+                    "x1": c + 0.5,
+                    "y0": r - 0.5,
+                    "y1": r + 0.5,
+                }
+                if pos in marks:
+                    shapes.append({**box, "line": {"color": COLLISION, "width": 2, "dash": "dash"}})
+                if pos in highlight:
+                    shapes.append({**box, "line": {"color": HIGHLIGHT, "width": 4}})
             z.append(zr)
             text.append(tr)
             custom.append(cr)
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                text=text,
-                customdata=custom,
-                texttemplate="%{text}",
-                textfont={"size": 13, "color": "#111"},
-                colorscale=_colorscale(n_ids),
-                zmin=-0.5,
-                zmax=n_ids + 0.5,
-                showscale=False,
-                xgap=2,
-                ygap=2,
-                hovertemplate=f"{title}%{{customdata}} = %{{text}}<extra></extra>",
-            ),
-            row=1,
-            col=s + 1,
+        data.append(
+            {
+                "type": "heatmap",
+                "xaxis": f"x{axis}",
+                "yaxis": f"y{axis}",
+                "z": z,
+                "text": text,
+                "customdata": custom,
+                "texttemplate": "%{text}",
+                "textfont": {"size": 13, "color": "#111"},
+                "colorscale": scale,
+                "zmin": -0.5,
+                "zmax": n_ids + 0.5,
+                "showscale": False,
+                "xgap": 2,
+                "ygap": 2,
+                "hovertemplate": f"{title}%{{customdata}} = %{{text}}<extra></extra>",
+            }
         )
         if clickable:
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    customdata=cd,
-                    mode="markers",
-                    marker={
+            invisible = {"opacity": 0.01}
+            data.append(
+                {
+                    "type": "scatter",
+                    "xaxis": f"x{axis}",
+                    "yaxis": f"y{axis}",
+                    "x": xs,
+                    "y": ys,
+                    "customdata": cd,
+                    "mode": "markers",
+                    "marker": {
                         "symbol": "square",
                         "size": CELL_PX - 8,
                         "color": "#000",
-                        "opacity": 0.01,
+                        **invisible,
                     },
-                    selected={"marker": {"opacity": 0.01}},
-                    unselected={"marker": {"opacity": 0.01}},
-                    hovertemplate="click: explain out%{customdata}<extra></extra>",
-                    showlegend=False,
-                ),
-                row=1,
-                col=s + 1,
+                    "selected": {"marker": invisible},
+                    "unselected": {"marker": invisible},
+                    "hovertemplate": "click: explain out%{customdata}<extra></extra>",
+                    "showlegend": False,
+                }
             )
-        for r in range(rows):
-            for c in range(cols):
-                pos = _pos(shape, s, r, c)
-                box = {"x0": c - 0.5, "x1": c + 0.5, "y0": r - 0.5, "y1": r + 0.5}
-                if pos in marks:
-                    fig.add_shape(
-                        type="rect",
-                        **box,
-                        line={"color": COLLISION, "width": 2, "dash": "dash"},
-                        row=1,
-                        col=s + 1,
-                    )
-                if pos in highlight:
-                    fig.add_shape(
-                        type="rect",
-                        **box,
-                        line={"color": HIGHLIGHT, "width": 4},
-                        row=1,
-                        col=s + 1,
-                    )
-        fig.update_xaxes(
-            row=1,
-            col=s + 1,
-            tickmode="array",
-            tickvals=list(range(cols)),
-            side="bottom" if len(shape) == 3 else "top",
-            showgrid=False,
-            zeroline=False,
-            range=[-0.5, cols - 0.5],
-            fixedrange=True,
-        )
-        fig.update_yaxes(
-            row=1,
-            col=s + 1,
-            tickmode="array",
-            tickvals=list(range(rows)),
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            fixedrange=True,
-            showticklabels=len(shape) >= 2 and s == 0,
-        )
-    fig.update_layout(
-        title={
-            "text": f"{title}  <sup>shape {shape}, {str(t.dtype).replace('torch.', '')}</sup>",
-            "font": {"size": 15},
-        },
+        layout[f"xaxis{axis}"] = {
+            "domain": [x0, x0 + width],
+            "anchor": f"y{axis}",
+            "tickmode": "array",
+            "tickvals": list(range(cols)),
+            "side": "bottom" if len(shape) == 3 else "top",
+            "showgrid": False,
+            "zeroline": False,
+            "range": [-0.5, cols - 0.5],
+            "fixedrange": True,
+        }
+        layout[f"yaxis{axis}"] = {
+            "anchor": f"x{axis}",
+            "tickmode": "array",
+            "tickvals": list(range(rows)),
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+            "fixedrange": True,
+            "showticklabels": len(shape) >= 2 and s == 0,
+        }
+        if len(shape) == 3:
+            annotations.append(
+                {
+                    "text": f"[{s}]",
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": x0 + width / 2,
+                    "y": 1.0,
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": 14},
+                }
+            )
+    dtype = str(t.dtype).replace("torch.", "")
+    layout.update(
+        shapes=shapes,
+        annotations=annotations,
+        title={"text": f"{title}  <sup>shape {shape}, {dtype}</sup>", "font": {"size": 15}},
         height=90 + CELL_PX * rows + (30 if len(shape) == 3 else 0),
         margin={
             "l": 30,
@@ -259,7 +272,7 @@ def tensor_figure(
         plot_bgcolor="white",
         showlegend=False,
     )
-    return fig
+    return go.Figure(data=data, layout=layout)
 
 
 def trace_figures(
