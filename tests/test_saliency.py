@@ -357,3 +357,15 @@ class TestSnippet:
         code = S.snippet_for("vanilla", custom_file="mine.pt", architecture="resnet18")
         compile(code, "<snippet>", "exec")
         assert "load_custom_model" in code
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_matches_cpu(lite0: LoadedModel, chelsea: np.ndarray) -> None:
+    gpu = load_model("efficientnet_lite0", device="cuda:0")
+    x_gpu = gpu.preprocess(chelsea)
+    assert x_gpu.device.type == "cuda"
+    on_gpu = S.vanilla_saliency(gpu.model, x_gpu, 285, reduce="max")
+    on_cpu = S.vanilla_saliency(lite0.model, lite0.preprocess(chelsea), 285, reduce="max")
+    assert S.spearman(on_gpu, on_cpu) > 0.99
+    assert S.smoothgrad(gpu.model, x_gpu, 285, n=4).shape == (224, 224)
