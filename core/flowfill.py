@@ -296,6 +296,14 @@ def _hole_box(holes_any: np.ndarray, radius: int) -> tuple[int, int, int, int]:
     )
 
 
+def _scatter_rows(dst: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> None:
+    """``dst[idx] = rows`` for a C-contiguous (N, C) ``dst``, moving each row as one opaque
+    item (a ``void`` view): about 10x faster than 2-D fancy assignment."""
+    item = np.dtype((np.void, dst.shape[1] * dst.itemsize))
+    src = np.ascontiguousarray(rows, dtype=dst.dtype)
+    dst.view(item).reshape(-1)[idx] = src.view(item).reshape(-1)
+
+
 def _fill_shared_cv2(
     x: np.ndarray,
     holes_any: np.ndarray,
@@ -319,18 +327,15 @@ def _fill_shared_cv2(
     y0, y1, x0, x1 = _hole_box(holes_any, windows[-1] // 2)
     crop_holes = holes_any[y0:y1, x0:x1]
     # data with NaN -> 0 (before any sum: 0 * NaN is NaN), plus ONE shared valid-count channel
-    data = np.ascontiguousarray(x[y0:y1, x0:x1])
-    if np.may_share_memory(data, x):  # never patch the caller's memory
-        data = data.copy()
-    cv2.patchNaNs(data.reshape(data.shape[0], -1), 0)
+    crop = x[y0:y1, x0:x1]
     valid = np.logical_not(crop_holes).astype(np.float32)
-    planes = [data] if c_count == 1 else list(cv2.split(data))
-    stack = cv2.merge([*planes, valid])  # (h, w, C + 1) float32
+    planes = [np.ascontiguousarray(crop[..., 0])] if c_count == 1 else list(cv2.split(crop))
+    stack = cv2.merge([*planes, valid])  # (h, w, C + 1) float32, a fresh array
+    cv2.patchNaNs(stack.reshape(stack.shape[0], -1), 0)  # in place, never the caller's memory
     idx = np.flatnonzero(crop_holes)
     n = idx.size
     total = np.zeros((c_count, n), np.float32)
     count = np.zeros(n, np.float32)
-    flat = stack.reshape(-1, c_count + 1)
     for k in windows:
         boxed = cv2.boxFilter(stack, -1, (k, k), normalize=False, borderType=cv2.BORDER_CONSTANT)
         flat = boxed.reshape(-1, c_count + 1)
@@ -344,8 +349,9 @@ def _fill_shared_cv2(
         fill = total / count  # 0 / 0 -> NaN: no valid sample in the largest window
     cw = crop_holes.shape[1]
     gidx = idx + y0 * w if cw == w else (idx // cw + y0) * w + (idx % cw + x0)
-    out.reshape(-1, c_count)[gidx] = fill.T
-    scales_used.reshape(-1, c_count)[gidx] = count.astype(np.uint8)[:, None]
+    _scatter_rows(out.reshape(-1, c_count), gidx, fill.T)
+    _scatter_rows(scales_used.reshape(-1, c_count), gidx,
+                  np.repeat(count.astype(np.uint8)[:, None], c_count, axis=1))
     return c_count * int(n - np.count_nonzero(count))
 
 
