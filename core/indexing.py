@@ -1333,7 +1333,7 @@ def group_means(x: torch.Tensor, idx: torch.Tensor) -> GroupMeans:
         )
     if idx.dtype != torch.int64 or (idx.numel() and int(idx.min()) < 0):
         raise IndexingError("group ids must be non-negative whole numbers")
-    x = x.to(torch.float32)
+    x, idx = x.detach().cpu().to(torch.float32), idx.cpu()
     n_groups = int(idx.max()) + 1
     sums = torch.zeros(n_groups).scatter_add_(0, idx, x)
     groups, counts_present = torch.unique(idx, return_counts=True)
@@ -1917,6 +1917,23 @@ INDEX_PRESETS: dict[str, str] = {
     "x[[[0], [2]], [1, 3]]  broadcast pairs": "[[0], [2]], [1, 3]",
 }
 INDEX_DEFAULT_X = "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]"
+#: Largest x[...] result the page draws (the expression can grow the result beyond x).
+MAX_DRAWN_CELLS = 128
+
+
+def check_drawable(result: torch.Tensor) -> None:
+    """Raise if an ``x[...]`` result has more than 3 dims or :data:`MAX_DRAWN_CELLS` cells."""
+    shape = tuple(result.shape)
+    if result.dim() > 3:
+        raise IndexingError(
+            f"x[...] gave a {result.dim()}-D result of shape {shape}; the page draws up to 3 dims: "
+            "use fewer None entries or fewer index lists"
+        )
+    if result.numel() > MAX_DRAWN_CELLS:
+        raise IndexingError(
+            f"x[...] gave {result.numel()} elements (shape {shape}); the page draws up to "
+            f"{MAX_DRAWN_CELLS}: use shorter index lists"
+        )
 
 
 def run_index_case(x_text: str, expr: str) -> tuple[Trace | None, IndexingError | None, str]:
@@ -1932,4 +1949,8 @@ def run_index_case(x_text: str, expr: str) -> tuple[Trace | None, IndexingError 
         if err.torch_error is None:
             return None, err, ""
         return None, err, index_snippet(x, items, error=True)
+    try:
+        check_drawable(trace.result)
+    except IndexingError as err:
+        return None, err, index_snippet(x, items)
     return trace, None, index_snippet(x, items)

@@ -79,16 +79,16 @@ def index_cases(draw):
     shape = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
     x = torch.arange(math.prod(shape)).reshape(shape)
     n_items = draw(st.integers(1, ndim))
-    mode = draw(st.sampled_from(["basic", "lists", "mask"]))
+    mode = draw(st.sampled_from(["basic", "lists", "mask", "mixed"]))
     length = draw(st.integers(1, 4))
     mask_used = False
     items: list = []
     for k in range(n_items):
         s = shape[k]
         kinds = ["slice", "int"]
-        if mode == "lists":
+        if mode in ("lists", "mixed"):
             kinds.append("list")
-        if mode == "mask" and not mask_used:
+        if mode in ("mask", "mixed") and not mask_used:
             kinds.append("mask")
         kind = draw(st.sampled_from(kinds))
         if kind == "slice":
@@ -352,6 +352,25 @@ class TestIndex:
         if not (has_int and has_tensor):  # numpy and torch differ on int + array mixes
             np_items = tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in items)
             np.testing.assert_array_equal(t.result.numpy(), x.numpy()[np_items])
+
+    def test_mask_with_list_mixture(self):
+        x = torch.arange(24).reshape(2, 3, 4)
+        items = (torch.tensor([True, False, True]).unsqueeze(0).expand(2, 3)[0], slice(None))
+        t = ix.trace_index(x, (slice(None), *items))
+        assert torch.equal(t.result, x[:, torch.tensor([True, False, True]), :])
+        items = (torch.tensor([1, 0]), torch.tensor([True, False, True]))
+        t = ix.trace_index(x, items)  # list (2,) broadcasts with the mask's 2 hits
+        assert torch.equal(t.result, x[torch.tensor([1, 0]), torch.tensor([True, False, True])])
+        assert [i for _, i in t.links][:2] == [(1, 0, 0), (1, 0, 1)]
+
+    def test_run_index_case_limits(self):
+        _, err, _ = ix.run_index_case(ix.INDEX_DEFAULT_X, "None, None, None")
+        assert "draws up to 3 dims" in str(err)
+        _, err, _ = ix.run_index_case(ix.INDEX_DEFAULT_X, "[" + ", ".join(["0"] * 60) + "]")
+        assert "draws up to 128" in str(err)
+        t, err, snippet = ix.run_index_case(ix.INDEX_DEFAULT_X, "1, 2")
+        assert err is None and t.result.dim() == 0 and t.is_view
+        assert ix.explain_element(t, ()).formula == "out = x[1][2] = 6"
 
     def test_snippet_reproduces(self):
         x = torch.arange(12).reshape(3, 4)

@@ -41,6 +41,9 @@ def test_presets(page):
         assert not at.exception, (preset.key, at.exception)
         assert at.selectbox(key=f"{K}.op").value == preset.op
         assert at.selectbox(key=f"{K}.dim").value == preset.dim
+        # the snippet the page shows is the one the core test executes and compares
+        shown = [c.strip() for c in _codes(at)]
+        assert ix.run_preset(preset).snippet.strip() in shown, preset.key
         if preset.expected_error:
             assert any(preset.expected_error in e for e in _errors(at)), _errors(at)
             assert any("torch's own error text" in i.value for i in at.info)
@@ -132,6 +135,17 @@ def test_scatter_controls_and_random(page):
     assert not at.exception and not _errors(at)
 
 
+def test_random_uses_global_seed(page):
+    at = page
+    at.number_input(key="sidebar.seed").set_value(42).run()
+    at.button(key=f"{K}.random").click().run()  # first click of this session: seed + 1
+    expected = ix.random_case("gather", 2, 43)
+    assert at.text_input(key=f"{K}.first").value == expected["first"]
+    assert at.text_input(key=f"{K}.index").value == expected["index"]
+    assert at.selectbox(key=f"{K}.dim").value == int(expected["dim"])
+    assert not at.exception and not _errors(at)
+
+
 def test_index_tab(page):
     at = page
     for label in ix.INDEX_PRESETS:
@@ -156,6 +170,10 @@ def test_index_tab(page):
         at.text_input(key=f"{K}.expr").input(bad).run()
         assert not at.exception
         assert any(message in e for e in _errors(at)), (bad, _errors(at))
+    at.text_input(key=f"{K}.expr").input("None, None, None").run()
+    assert any("draws up to 3 dims" in e for e in _errors(at))
+    at.text_input(key=f"{K}.expr").input("1, 2").run()  # a 0-d result
+    assert not at.exception and "out = x[1][2] = 6" in _codes(at)
     at.text_input(key=f"{K}.expr").input("[False, False, False]").run()
     assert not at.exception and any("selects nothing" in w.value for w in at.warning)
 
