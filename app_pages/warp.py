@@ -257,25 +257,29 @@ if mode == "nearest":
 dx, dy = result.notes_shift
 shift = float(np.hypot(dx, dy))
 if notes:
+    if align_corners:
+        how = (
+            "With align_corners=True its 2/W (instead of 2/(W−1)) slightly rescales the "
+            "sampling about the top-left corner, so samples are misplaced by "
+            f"{result.grid_offset_px:.3f} px on average (measured on the grid below). "
+        )
+    else:
+        how = (
+            f"Every sample is misplaced by the same (dx, dy) = ({dx:+.3f}, {dy:+.3f}) px "
+            f"(|shift| = {shift:.3f} px; measured on the grid below: "
+            f"{result.grid_offset_px:.3f} px). "
+        )
     st.warning(
-        f"**The notes' affine2theta is in use.** Every sample is misplaced by the same "
-        f"(dx, dy) = ({dx:+.3f}, {dy:+.3f}) px with align_corners=False "
-        f"(|shift| = {shift:.3f} px; measured on the grid below: {result.grid_offset_px:.3f} px). "
-        f"Interior mean error {e.mean_interior:.3f}{unit} vs {correct.errors.mean_interior:.4f} "
-        f"with the correct theta; max {e.max_interior:.3g} vs {correct.errors.max_interior:.3g}."
-        + (
-            " With align_corners=True its 2/W (instead of 2/(W−1)) also scales the image "
-            "slightly about the top-left corner."
-            if align_corners
-            else ""
-        ),
+        f"**The notes' affine2theta is in use.** {how}Interior mean error "
+        f"{e.mean_interior:.3f}{unit} vs {correct.errors.mean_interior:.4f} with the correct "
+        f"theta; max {e.max_interior:.3g} vs {correct.errors.max_interior:.3g}.",
         icon=":material/warning:",
     )
 else:
     st.success(
         f"Correct theta: the two paths agree to {e.mean_interior:.4f}{unit} on average and "
         f"{e.max_interior:.3g} at most inside the border. (Switch on the notes' affine2theta "
-        f"to shift every sample by {shift:.3f} px.)",
+        f"to shift every sample by {shift:.3f} px with align_corners=False.)",
         icon=":material/check_circle:",
     )
 

@@ -197,7 +197,11 @@ def test_notes_toggle_shows_the_error(page, align_corners):
     assert not at.exception and not at.error
     assert interior_mean(at) > correct_mean + 0.5
     text = at.warning[0].value
-    assert "notes' affine2theta" in text and "0.366 px" in text  # 30 degrees, scale 1
+    assert "notes' affine2theta" in text
+    if not align_corners:
+        assert "|shift| = 0.366 px" in text  # 30 degrees, scale 1: A^-1 (1/2, 1/2) - (1/2, 1/2)
+    else:
+        assert "2/(W−1)" in text
     assert any("theta_{correct}" in latex.value for latex in at.latex)
 
 
