@@ -133,8 +133,8 @@ def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
     st.error(f"{err}\n\n{hint}", icon=":material/error:")
     if err.torch_error:
         st.info(
-            "That first sentence is **torch's own error text**: this is exactly what your "
-            f"program would see:\n\n`{err.torch_error}`",
+            "The text after *torch refused:* is **torch's own error message**, exactly what "
+            f"your program would see:\n\n`{err.torch_error}`",
             icon=":material/school:",
         )
         if snippet:
@@ -167,6 +167,13 @@ with tab_gs:
         key=f"{K}.preset",
         format_func=lambda k: ix.PRESETS_BY_KEY[k].title,
         on_change=_load_preset,
+    )
+    c1.button(
+        "Reload preset",
+        key=f"{K}.reload",
+        on_click=_load_preset,
+        help="Restore the preset's tensors, dim and reduce after editing them.",
+        icon=":material/restart_alt:",
     )
     op = c2.selectbox("Operation", ["gather", "scatter"], key=f"{K}.op")
     dim = c3.selectbox("dim", DIMS, key=f"{K}.dim", help="Out-of-range dims are refused.")
@@ -229,8 +236,8 @@ with tab_gs:
         show_error(
             err,
             snippet,
-            "Fix the highlighted value above, pick another dim, or load a preset: the rest of "
-            "the page keeps working.",
+            "Fix the value named above, pick another dim, or reload a preset: the rest of the "
+            "page keeps working.",
         )
     if trace is not None:
         pos = _selected_position(trace, f"{K}.out_chart", f"{K}.cell")

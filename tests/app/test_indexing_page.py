@@ -46,7 +46,7 @@ def test_presets(page):
         assert ix.run_preset(preset).snippet.strip() in shown, preset.key
         if preset.expected_error:
             assert any(preset.expected_error in e for e in _errors(at)), _errors(at)
-            assert any("torch's own error text" in i.value for i in at.info)
+            assert any("torch's own error message" in i.value for i in at.info)
             assert any("error = str(exc)" in c for c in _codes(at))
         else:
             assert not _errors(at), (preset.key, _errors(at))
@@ -108,8 +108,9 @@ def test_bad_inputs(page, field, text, message):
     assert any(message in e for e in _errors(at)), _errors(at)
     # the page keeps working: pitfalls still render and a preset restores a clean state
     assert at.success
-    at.selectbox(key=f"{K}.preset").select("scatter_y1").run()
+    at.button(key=f"{K}.reload").click().run()  # back to the (unchanged) gather preset
     assert not at.exception and not _errors(at)
+    assert "out[0][0] = input[0][index[0][0]] = input[0][0] = 1" in _codes(at)
 
 
 def test_scatter_controls_and_random(page):
