@@ -322,7 +322,7 @@ def compute_saliency(
     steps: int = 32,
     baseline: Baseline | torch.Tensor = "black",
     black_level: float | torch.Tensor = 0.0,
-    batch_size: int = 16,
+    batch_size: int = 8,
     seed: int = 0,
     progress: ProgressFn | None = None,
 ) -> SaliencyResult:
@@ -404,7 +404,7 @@ def smoothgrad(
     sigma: float = 0.15,
     objective: Objective = "logit",
     reduce: Reduce = "sum",
-    batch_size: int = 16,
+    batch_size: int = 8,
     seed: int = 0,
     progress: ProgressFn | None = None,
 ) -> torch.Tensor:
@@ -436,7 +436,7 @@ def integrated_gradients(
     black_level: float | torch.Tensor = 0.0,
     objective: Objective = "logit",
     reduce: Reduce = "sum",
-    batch_size: int = 16,
+    batch_size: int = 8,
     progress: ProgressFn | None = None,
 ) -> torch.Tensor:
     """Integrated Gradients (Sundararajan et al. 2017): |(x - b) * mean_k grad(b + a_k (x - b))|
