@@ -181,7 +181,8 @@ if case.reference is not None:
 rgb = flow_to_rgb(*pictures)
 c1, c2, c3 = st.columns(3)
 c1.plotly_chart(_image_fig(rgb[0], "Flow with holes (black)"), width="stretch")
-c2.plotly_chart(_image_fig(case.mask.astype(np.uint8) * 255, "NaN mask (white = hole)"),
+c2.plotly_chart(_image_fig(np.repeat(case.mask[..., None], 3, axis=2).astype(np.uint8) * 255,
+                          "NaN mask (white = hole)"),
                 width="stretch")
 c3.plotly_chart(_image_fig(rgb[1], "Filled: gradual mean"), width="stretch")
 st.caption(

@@ -98,6 +98,17 @@ def test_upload_good_flo(flow_page):
     assert len(at.dataframe) == 1
 
 
+def test_upload_flow_with_own_holes(flow_page):
+    at = flow_page
+    at.toggle(key="flow.notes").set_value(False).run()
+    at.selectbox(key="flow.source").select("upload_flow").run()
+    flow = synthetic_flow("zoom", 30, 40)[0]
+    flow[5:9, 5:12] = np.nan
+    at.file_uploader(key="flow.file").upload("holes.npy", _npy(flow)).run()
+    assert not at.exception and not at.error
+    assert any("nothing to compare" in i.value for i in at.info)
+
+
 @pytest.mark.parametrize(
     ("name", "payload", "expected"),
     [
