@@ -125,7 +125,7 @@ def _as_numpy_hwc(flow: np.ndarray | torch.Tensor, name: str = "flow") -> np.nda
     if isinstance(flow, torch.Tensor):
         if not flow.is_floating_point():
             raise ValueError(f"{name} must be a floating-point tensor, got dtype {flow.dtype}")
-        arr = flow.detach().cpu().numpy()
+        arr = flow.detach().to("cpu", torch.float32).numpy()
     elif isinstance(flow, np.ndarray):
         arr = flow
     else:
@@ -508,7 +508,7 @@ def gradual_mean_fill(
     if chosen == "cv2":
         if device is not None and not str(device).startswith("cpu"):
             raise ValueError(f"the cv2 backend runs on the CPU only, got device {device!r}")
-        src = flow.detach().cpu().numpy() if is_tensor else flow
+        src = flow.detach().to("cpu", torch.float32).numpy() if is_tensor else flow
         x = np.ascontiguousarray(src, dtype=np.float32)
         filled, used, unfilled, n_holes = _fill_cv2(x, windows)
         dev = "cpu"

@@ -237,6 +237,10 @@ def test_layout_and_dtype_preserved():
     t = torch.from_numpy(x)
     out = notes_gradual_mean_torch(t, 5)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
+    half = t.to(torch.bfloat16)  # NumPy has no bfloat16: the cv2 path must convert first
+    for backend in CPU_BACKENDS:
+        r = gradual_mean_fill(half, 5, backend=backend)
+        assert r.filled.dtype == torch.bfloat16 and r.unfilled == 0
 
 
 @pytest.mark.cuda
