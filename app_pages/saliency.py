@@ -138,12 +138,15 @@ with st.expander("Preprocessing: what the model actually sees"):
     st.markdown(f"**{loaded.name}**: {loaded.describe_preprocessing()}.")
     st.caption("All maps below live on this resized and cropped view; the overlay is drawn on it.")
 
-x = loaded.preprocess(image)
-view = loaded.model_view(image)
-with torch.no_grad():
-    logits = loaded.model(x)
+try:
+    x = loaded.preprocess(image)
+    view = loaded.model_view(image)
+    with torch.no_grad():
+        logits = loaded.model(x)
+    top5 = M.top_k(logits, loaded.categories, 5)
+except (ValueError, RuntimeError) as error:
+    _fail(f"The model could not classify this image: {error}", "try another image or model.")
 num_classes = int(logits.shape[1])
-top5 = M.top_k(logits, loaded.categories, 5)
 
 # ---------------------------------------------------------------- predictions and target
 col_pred, col_target = st.columns(2)
