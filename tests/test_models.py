@@ -149,6 +149,31 @@ class TestTorchvisionRegistry:
         with torch.no_grad():
             torch.testing.assert_close(loaded.model(x), reference(x))
 
+    def test_download_only_on_request(self, monkeypatch, tmp_path) -> None:
+        import torchvision
+
+        monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+        calls: list[str] = []
+
+        def offline(url: str, **kwargs):
+            calls.append(url)
+            raise OSError("no network")
+
+        monkeypatch.setattr(torch.hub, "load_state_dict_from_url", offline)
+        with pytest.raises(ValueError, match="not available offline"):
+            M.load_model("resnet18")
+        assert calls == []  # nothing is fetched unless asked
+        with pytest.raises(
+            ValueError, match=r"Downloading .* failed \(no network\).*copy the file"
+        ):
+            M.load_model("resnet18", allow_download=True)
+        assert calls == [torchvision.models.ResNet18_Weights.DEFAULT.url]
+
+        state = torchvision.models.resnet18(weights=None).state_dict()
+        monkeypatch.setattr(torch.hub, "load_state_dict_from_url", lambda url, **kw: state)
+        loaded = M.load_model("resnet18", allow_download=True)
+        assert "downloaded" in loaded.source and len(loaded.categories) == 1000
+
     def test_preprocessing_matches_torchvision_transforms(self) -> None:
         import torchvision
 

@@ -93,6 +93,22 @@ class TestVanilla:
         assert all(p.grad is None for p in lite0.model.parameters())
         assert torch.equal(x_cat, x_before) and not x_cat.requires_grad
 
+    def test_concurrent_calls_on_shared_model(self, lite0: LoadedModel, x_cat: torch.Tensor):
+        # Two browser sessions share one cached model: results must equal sequential ones.
+        from concurrent.futures import ThreadPoolExecutor
+
+        jobs = [(285, "logit"), (281, "loss"), (967, "logit"), (285, "loss")]
+        sequential = [S.vanilla_saliency(lite0.model, x_cat, t, objective=o) for t, o in jobs]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            parallel = list(
+                pool.map(
+                    lambda job: S.vanilla_saliency(lite0.model, x_cat, job[0], objective=job[1]),
+                    jobs,
+                )
+            )
+        for a, b in zip(sequential, parallel, strict=True):
+            torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
     def test_train_mode_is_used_as_eval_and_restored(self) -> None:
         model = SmallNet().train()
         x = torch.randn(1, 3, 12, 12)
