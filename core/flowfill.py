@@ -329,16 +329,23 @@ def _fill_shared_cv2(
     # data with NaN -> 0 (before any sum: 0 * NaN is NaN), plus ONE shared valid-count channel
     crop = x[y0:y1, x0:x1]
     valid = np.logical_not(crop_holes).astype(np.float32)
-    planes = [np.ascontiguousarray(crop[..., 0])] if c_count == 1 else list(cv2.split(crop))
-    stack = cv2.merge([*planes, valid])  # (h, w, C + 1) float32, a fresh array
+    stack = np.empty((crop.shape[0], crop.shape[1], c_count + 1), np.float32)  # (h, w, C + 1)
+    if c_count == 1:
+        stack[..., 0] = crop[..., 0]
+        stack[..., 1] = valid
+    else:  # one interleaving pass, no temporary planes
+        pairs = [i for c in range(c_count + 1) for i in (c, c)]
+        cv2.mixChannels([crop, valid], [stack], pairs)
     cv2.patchNaNs(stack.reshape(stack.shape[0], -1), 0)  # in place, never the caller's memory
     idx = np.flatnonzero(crop_holes)
     n = idx.size
     total = np.zeros((c_count, n), np.float32)
     count = np.zeros(n, np.float32)
+    boxed = np.empty_like(stack)  # one output buffer for every scale: no fresh pages per scale
+    flat = boxed.reshape(-1, c_count + 1)
     for k in windows:
-        boxed = cv2.boxFilter(stack, -1, (k, k), normalize=False, borderType=cv2.BORDER_CONSTANT)
-        flat = boxed.reshape(-1, c_count + 1)
+        cv2.boxFilter(stack, -1, (k, k), dst=boxed, normalize=False,
+                      borderType=cv2.BORDER_CONSTANT)
         # only what the holes need: gather the hole pixels, then work on contiguous planes
         g = np.take(flat, idx, axis=0).T.copy()  # (C + 1, n)
         den = g[c_count]  # exact integer counts
