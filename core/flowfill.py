@@ -526,9 +526,7 @@ def gradual_mean_fill(
     else:
         src_t = flow if is_tensor else torch.from_numpy(np.ascontiguousarray(flow))
         dev_t = torch.device(device) if device is not None else src_t.device
-        xt = src_t.to(dev_t, torch.float32)
-        if xt.data_ptr() == src_t.data_ptr():
-            xt = xt.clone()  # never alias the caller's memory
+        xt = src_t.to(dev_t, torch.float32)  # may alias the input: _fill_torch only reads it
         filled_t, used_t, unfilled, n_holes = _fill_torch(xt, windows)
         used = used_t.cpu().numpy()
         dev = str(dev_t)
