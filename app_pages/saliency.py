@@ -259,7 +259,7 @@ saliency_u8 = S.scale_percentile(result.saliency, percentile)
 heat = S.colorize(saliency_u8, colormap)
 picture = S.overlay(view, saliency_u8, alpha, colormap)
 
-tab_map, tab_sanity = st.tabs(["Saliency map", "Sanity check"])
+tab_map, tab_sanity = st.tabs(["Saliency map", "Sanity check"], key="saliency.tab")
 with tab_map:
     c1, c2, c3 = st.columns(3)
     c1.image(view, caption="What the model sees", width="stretch")
