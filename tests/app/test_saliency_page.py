@@ -122,3 +122,20 @@ def test_unavailable_registry_model_shows_path(open_page, monkeypatch, tmp_path)
     assert any("unavailable" in w.value for w in at.warning)
     expected = str(tmp_path / "hub" / "checkpoints" / "resnet18-f37072fd.pth")
     assert any(expected in c.value for c in at.code)
+
+
+def test_torchvision_model_from_local_cache(open_page, monkeypatch, tmp_path):
+    import torchvision
+
+    from core.models import expected_weights_path
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    path = expected_weights_path("resnet18")
+    path.parent.mkdir(parents=True)
+    torch.save(torchvision.models.resnet18(weights=None).state_dict(), path)  # random weights
+    at = open_page("saliency")
+    at.selectbox(key="saliency.model").select("resnet18").run()
+    assert not at.exception and not at.error, errors(at)
+    assert not at.warning
+    assert metric(at, "Images through the model") == "1"
+    assert "load_model('resnet18'" in at.get("code")[-1].value
