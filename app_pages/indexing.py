@@ -283,14 +283,8 @@ with tab_gs:
         )
         for w in trace.warnings:
             st.caption(f"torch warned: {w}")
-        if (
-            trace.op == "scatter"
-            and trace.reduce == "add"
-            and trace.operands["dest"].dim() == 1
-            and not trace.scalar_src
-            and trace.operands["src"].shape == trace.operands["index"].shape
-        ):
-            gm = ix.group_means(trace.operands["src"], trace.operands["index"])
+        gm = ix.group_means_for(trace)
+        if gm is not None:
             with st.expander("Group means: scatter_add sums / torch.unique counts", expanded=True):
                 st.table(
                     pd.DataFrame(

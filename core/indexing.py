@@ -217,6 +217,8 @@ def tensor_code(t: torch.Tensor) -> str:
 # Parsing the page's text / grid input
 # --------------------------------------------------------------------------------------------
 
+_INT64_MIN, _INT64_MAX = torch.iinfo(torch.int64).min, torch.iinfo(torch.int64).max
+_FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 _TOKEN = re.compile(r"\s*(\[|\]|,|[^\[\],]+)")
 
 
@@ -280,9 +282,16 @@ def _cell_number(cell: str, name: str, pos: Pos) -> int | float | bool:
     if s in ("True", "False", "true", "false"):
         return s.lower() == "true"
     try:
-        return int(s)
+        i = int(s)
     except ValueError:
         pass
+    else:
+        if not _INT64_MIN <= i <= _INT64_MAX:
+            raise IndexingError(
+                f"{name}{format_pos(pos)} = {s}: whole numbers must fit in int64 "
+                f"({_INT64_MIN} to {_INT64_MAX}); write a large value as a float such as 1e20"
+            )
+        return i
     try:
         v = float(s)
     except ValueError:
@@ -291,6 +300,11 @@ def _cell_number(cell: str, name: str, pos: Pos) -> int | float | bool:
         ) from None
     if math.isnan(v) or math.isinf(v):
         raise IndexingError(f"{name}{format_pos(pos)} = {s!r}: use finite numbers only")
+    if abs(v) > _FLOAT32_MAX:
+        raise IndexingError(
+            f"{name}{format_pos(pos)} = {s!r} is too large for float32 (the page's float dtype, "
+            f"largest {_FLOAT32_MAX:.4g}): use a smaller number"
+        )
     return v
 
 
@@ -390,7 +404,13 @@ def parse_src(text: str) -> torch.Tensor | int | float:
 
 
 def promote_pair(a: torch.Tensor, b: torch.Tensor | Scalar) -> tuple[torch.Tensor, Any]:
-    """Give ``a`` and a tensor ``b`` one dtype (float32 if either is floating) for scatter_."""
+    """Give ``a`` and a tensor ``b`` one dtype (float32 if either is floating) for scatter_.
+
+    A float scalar ``b`` turns an integer ``a`` into float32 too: scatter_ would otherwise
+    truncate it silently (1.23 written into an int64 tensor becomes 1).
+    """
+    if isinstance(b, float) and not a.dtype.is_floating_point:
+        return a.to(torch.float32), b
     if (
         isinstance(b, torch.Tensor)
         and a.dtype != b.dtype
@@ -690,7 +710,7 @@ def trace_scatter(
             else:
                 out.scatter_reduce_(d, index, src, reduce, include_self=include_self)
         caught = [str(w.message).split(" (Triggered internally")[0] for w in rec]
-    except (RuntimeError, IndexError) as err:
+    except (RuntimeError, IndexError, OverflowError) as err:
         raise _torch_failure(
             err,
             f"scatter writes along dim {d}, so every index value must lie in "
@@ -916,6 +936,9 @@ def _index_node(n: ast.AST, text: str) -> IndexItem:
         if len(flat) > MAX_INDEX_LIST:
             raise IndexingError(f"index lists are limited to {MAX_INDEX_LIST} values on this page")
         kinds = {type(v) for v in flat}
+        too_big = [v for v in flat if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX]
+        if too_big:
+            raise IndexingError(f"index value {too_big[0]} does not fit in int64")
         if kinds == {bool}:
             return _as_tensor(values, torch.bool)
         if bool in kinds:
@@ -998,7 +1021,14 @@ def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
     old = _val(dest, pos)
 
     def src_val(s: Pos) -> str:
-        return format_value(src.item()) if trace.scalar_src else _val(src, s)
+        if not trace.scalar_src:
+            return _val(src, s)
+        text = format_value(src.item())
+        if src.dtype.is_floating_point and not trace.result.dtype.is_floating_point:
+            # torch casts the scalar to dest's dtype before writing it (1.23 -> 1 for int64)
+            cast = src.to(trace.result.dtype)
+            text += f" (cast to {str(trace.result.dtype).replace('torch.', '')}: {_val(cast, ())})"
+        return text
 
     def src_name(s: Pos) -> str:
         return "scalar" if trace.scalar_src else f"src{format_pos(s)}"
@@ -1346,13 +1376,31 @@ def group_means(x: torch.Tensor, idx: torch.Tensor) -> GroupMeans:
     )
 
 
+def group_means_for(trace: Trace) -> GroupMeans | None:
+    """The group means a scatter-add trace stands for, or ``None`` when it is not one.
+
+    Applies to ``reduce="add"`` of a tensor ``src`` shaped like ``index`` into an all-zero 1-D
+    ``dest``: only then is ``out[g]`` the plain sum of group ``g`` (a non-zero ``dest`` would be
+    added in, and :data:`GROUP_MEANS_SNIPPET` divides ``out`` by the counts).
+    """
+    if trace.op != "scatter" or trace.reduce != "add" or trace.scalar_src:
+        return None
+    dest, index, src = (trace.operands[k] for k in ("dest", "index", "src"))
+    if dest.dim() != 1 or src.shape != index.shape or bool(dest.count_nonzero()):
+        return None
+    return group_means(src, index)
+
+
+#: Appended to a scatter-add snippet whose trace has :func:`group_means_for`; ``means`` holds the
+#: means of the groups present in ``index`` (absent groups have no mean to print).
 GROUP_MEANS_SNIPPET = """
 groups, counts = torch.unique(index, return_counts=True)
-means = out[groups] / counts
-print(means)
+means = out[groups] / counts         # dest started at zeros, so out[g] is the sum of group g
+print(groups, means)
 # the same in one call:
-means_reduce = torch.zeros(len(out)).scatter_reduce_(0, index, src, "mean", include_self=False)
-print(means_reduce)
+means_reduce = torch.zeros(len(out)).scatter_reduce_(
+    0, index, src.float(), "mean", include_self=False)
+print(means_reduce[groups])
 """
 
 

@@ -230,6 +230,20 @@ class TestScatter:
         for d, w in t.winners.items():
             assert torch.equal(t.result[d], t.operands["src"][w])
 
+    def test_float_scalar_into_int_dest(self):
+        # the page promotes an int dest to float32, so 1.23 is written as 1.23, not 1
+        trace, err, snippet = ix.run_case(
+            "scatter", "[[0, 0, 0], [0, 0, 0]]", "[[2], [0]]", "1.23", 1
+        )
+        assert err is None and trace.result.dtype == torch.float32
+        assert trace.result[0, 2].item() == pytest.approx(1.23)
+        assert ix.explain_element(trace, (0, 2)).formula == "out[0][2] = scalar = 1.23"
+        assert torch.equal(_exec(snippet)["out"], trace.result)
+        # called directly, torch truncates; the formula says so instead of claiming 1.23
+        t = ix.trace_scatter(torch.zeros(2, dtype=torch.int64), 0, torch.tensor([1]), 1.23)
+        assert t.result.tolist() == [0, 1]
+        assert ix.explain_element(t, (1,)).formula == "out[1] = scalar = 1.23 (cast to int64: 1)"
+
     def test_legacy_reduce_warning_is_reported(self):
         t = ix.trace_scatter(torch.zeros(3), 0, torch.tensor([0, 0]), torch.ones(2), "multiply")
         assert any("deprecated" in w for w in t.warnings)
@@ -458,6 +472,29 @@ class TestPresets:
             assert run.group.counts.tolist() == [3, 2, 1]
             assert run.group.agree
 
+    @pytest.mark.parametrize(
+        ("dest", "src", "means"),
+        [
+            ("[0, 0, 0]", "[1, 2, 3, 4]", [2.0, 3.0]),  # int src: the snippet must still run
+            ("[0.0, 0.0, 0.0, 0.0]", "[1.0, 2.0, 3.0, 5.0]", [2.0, 3.5]),
+        ],
+    )
+    def test_group_means_snippet_reproduces(self, dest, src, means):
+        trace, err, snippet = ix.run_case("scatter", dest, "[0, 1, 0, 1]", src, 0, "add")
+        gm = ix.group_means_for(trace)
+        assert err is None and gm is not None and gm.means.tolist()[:2] == means
+        ns = _exec(snippet + ix.GROUP_MEANS_SNIPPET)
+        assert torch.equal(ns["means"], gm.means[ns["groups"]])
+        assert torch.equal(ns["means_reduce"][ns["groups"]], gm.means_reduce[ns["groups"]])
+
+    def test_group_means_need_a_zero_dest(self):
+        # out = dest + group sums: dividing by the counts is no mean when dest is not zero
+        trace, _, _ = ix.run_case("scatter", "[10, 0, 0]", "[0, 1, 0, 1]", "[1, 2, 3, 4]", 0, "add")
+        assert ix.group_means_for(trace) is None
+        trace, _, _ = ix.run_case("scatter", "[0, 0, 0]", "[0, 1, 0, 1]", "[1, 2, 3, 4]", 0, "sum")
+        assert ix.group_means_for(trace) is None
+        assert ix.group_means_for(ix.run_preset("group_means").trace) is not None
+
     def test_preset_is_loaded(self):
         p = ix.PRESETS_BY_KEY["gather"]
         assert ix.preset_is_loaded(p, "gather", [p.first, p.index, ""], 1)
@@ -507,6 +544,9 @@ class TestParsing:
             ),
             ("[" + ", ".join(["1"] * 9) + "]", "values", r"9, over the page limit of 8"),
             ("[[[[1]]]]", "values", r"4 dims"),
+            ("[1, 99999999999999999999]", "values", r"input\[1\] = 9+: whole numbers must fit"),
+            ("[[0, -99999999999999999999]]", "index", r"must fit in int64"),
+            ("[1.5, 1e39]", "values", r"input\[1\] = '1e39' is too large for float32"),
             ("5", "values", r"must be a list"),
         ],
     )
@@ -527,6 +567,16 @@ class TestParsing:
         edited = ix.apply_grid_edits("[[[1], [2]], [[3], [4]]]", "x", 1, {0: {0: "abc"}})
         with pytest.raises(ValueError, match=r"x\[1\]\[0\]\[0\] = 'abc' is not a number"):
             ix.parse_tensor(edited, "x")
+
+    def test_scalar_src_overflow_is_a_message(self):
+        trace, err, _ = ix.run_case("scatter", "[0, 0]", "[1]", "99999999999999999999", 0)
+        assert trace is None and "src = 99999999999999999999: whole numbers must fit" in str(err)
+        with pytest.raises(ix.IndexingError, match="torch refused"):
+            ix.trace_scatter(torch.zeros(2, dtype=torch.int64), 0, torch.tensor([1]), 2**70)
+
+    def test_huge_index_list_is_not_called_ragged(self):
+        with pytest.raises(ValueError, match="99999999999999999999 does not fit in int64"):
+            ix.parse_index_expression("[0, 99999999999999999999]")
 
     def test_run_case_bad_inputs_keep_message(self):
         bad = {

@@ -98,6 +98,7 @@ def test_selection_state_is_read(page):
         ("index", "[0, 2]", "index has 1 dim(s) but input has 2"),
         ("first", "[[1, a, 3], [4, 5, 6]]", "input[0][1] = 'a' is not a number"),
         ("first", "[]", "input is empty"),
+        ("first", "[[1, 99999999999999999999, 3], [4, 5, 6]]", "must fit in int64"),
         ("first", "[" + ", ".join(["[1, 2, 3, 4, 5, 6, 7]"] * 7) + "]", "over the page limit"),
     ],
 )
@@ -134,6 +135,25 @@ def test_scatter_controls_and_random(page):
     at.selectbox(key=f"{K}.op").select("gather").run()
     at.button(key=f"{K}.random").click().run()
     assert not at.exception and not _errors(at)
+
+
+def test_scatter_odd_inputs(page):
+    at = page
+    at.selectbox(key=f"{K}.preset").select("scatter_scalar_6").run()
+    at.text_input(key=f"{K}.src").input("1.23").run()  # float scalar into the int64 zeros
+    at.selectbox(key=f"{K}.cell").select("out[0][2]").run()
+    assert not at.exception and not _errors(at)
+    assert "out[0][2] = scalar = 1.23" in _codes(at)
+    at.text_input(key=f"{K}.src").input("99999999999999999999").run()
+    assert not at.exception
+    assert any("must fit in int64" in e for e in _errors(at)), _errors(at)
+    # group means only for a zero dest: otherwise out / counts is no mean
+    at.selectbox(key=f"{K}.preset").select("group_means").run()
+    assert [e.label for e in at.expander if e.label.startswith("Group means")]
+    at.text_input(key=f"{K}.first").input("[5.0, 0.0, 0.0]").run()
+    assert not at.exception and not _errors(at)
+    assert not [e.label for e in at.expander if e.label.startswith("Group means")]
+    assert not any("means = out[groups] / counts" in c for c in _codes(at))
 
 
 def test_random_uses_global_seed(page):
