@@ -710,6 +710,12 @@ def trace_scatter(
             else:
                 out.scatter_reduce_(d, index, src, reduce, include_self=include_self)
         caught = [str(w.message).split(" (Triggered internally")[0] for w in rec]
+        if reduce in _LEGACY_REDUCES and not any("deprecated" in c for c in caught):
+            # torch warns once per process (TORCH_WARN_ONCE); the lesson must say it every time.
+            caught.append(
+                f"scatter_(..., reduce={reduce!r}) is deprecated in torch; "
+                "use scatter_reduce_ (modes sum/prod/mean/amax/amin) instead."
+            )
     except (RuntimeError, IndexError, OverflowError) as err:
         raise _torch_failure(
             err,
@@ -1697,10 +1703,12 @@ def _p3(g: torch.Generator, n: int) -> PitfallDemo:
     if not bool(m1.any()):
         a[0] = 9
         m1 = a > 4
-    sel = a[m1]
-    m2 = sel % 2 == 1
+    m2 = a[m1] % 2 == 1
     if not bool(m2.any()):
-        m2[0] = True
+        # no odd value among the selected ones: make the first one odd (9 keeps it > 4), so that
+        # the snippet's own `m2 = a[m1] % 2 == 1` gives the same mask as the page
+        a[torch.nonzero(m1)[0, 0]] = 9
+        m2 = a[m1] % 2 == 1
     chained = a.clone()
     chained[m1][m2] = 0
     idx = torch.nonzero(m1).squeeze(1)
