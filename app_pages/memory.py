@@ -55,9 +55,10 @@ settings = current_settings()
 if "memory.ledger" not in state:
     # Tensors belong to this browser session: the ledger frees them when the session ends.
     state["memory.ledger"] = TensorLedger()
-    state["memory.log"] = []
     state["memory.history"] = deque(maxlen=HISTORY_MAX)
 ledger: TensorLedger = state["memory.ledger"]
+logs: dict[str, list[Step]] = state.setdefault("memory.logs", {})  # backend key -> steps
+names: dict[int, str] = state.setdefault("memory.names", {})  # tensor id -> snippet variable
 
 # ------------------------------------------------------------------------------ backend
 has_gpu = settings.device.startswith("cuda")
@@ -88,6 +89,7 @@ if choice == SIM_CHOICE:
     if sim is None or sim.total_gb != total_gb:
         if sim is not None:
             ledger.drop_backend(sim.key)
+            logs.pop(sim.key, None)  # its tensors are gone with it
         sim = SimulatedGpu(int(total_gb))
         state["memory.sim"] = sim
         state["memory.history"].clear()
@@ -119,9 +121,13 @@ else:
 def record(result: ActionResult, steps: list[Step]) -> None:
     state["memory.last"] = result
     if result.ok:
-        state["memory.log"].extend(steps)
-    state["memory.snippet_steps"] = None  # the action log, not a scenario, is shown
+        logs.setdefault(backend.key, []).extend(steps)
     st.rerun()  # redraw everything (tensor list, charts) from the new state
+
+
+def var_name(tensor_id: int) -> str:
+    """The snippet's variable for a tensor: ``t<id>``, or its name in a guided scenario."""
+    return names.get(tensor_id, f"t{tensor_id}")
 
 
 # ------------------------------------------------------------------------------ actions
@@ -189,11 +195,11 @@ with tab_held:
     c1, c2 = st.columns(2)
     if c1.button("Free selected (del)", key="memory.free", disabled=not held):
         result = free_tensors(backend, ledger, list(selected))
-        record(result, [Step("free", name=f"t{i}") for i in selected])
+        record(result, [Step("free", name=var_name(i)) for i in selected])
     if c2.button("Free all", key="memory.free_all", disabled=not held):
-        names = [f"t{h.id}" for h in held]
+        freed = [var_name(h.id) for h in held]
         result = free_all(backend, ledger)
-        record(result, [Step("free", name=n) for n in names])
+        record(result, [Step("free", name=n) for n in freed])
 
 with tab_cache:
     c1, c2 = st.columns(2)
@@ -214,7 +220,11 @@ with tab_scen:
         with st.spinner("Running the scenario ..."):
             run = run_scenario(key, backend, ledger)
         state["memory.scenario_run"] = run
-        state["memory.snippet_steps"] = list(run.scenario.steps)
+        # The scenario starts by freeing this session's tensors and emptying the cache, so the
+        # snippet restarts from its steps; its surviving tensors keep their scenario names.
+        logs[backend.key] = list(run.scenario.steps)
+        live_ids = {h.id for h in ledger.held(backend.key)}
+        names.update({o.tensor_id: o.step.name for o in run.outcomes if o.tensor_id in live_ids})
         state.pop("memory.last", None)
         st.rerun()
     run = state.get("memory.scenario_run")
@@ -352,7 +362,7 @@ with tab_proc:
         )
 
 # ------------------------------------------------------------------------------ snippet
-steps = state.get("memory.snippet_steps") or state["memory.log"]
+steps = logs.get(backend.key, [])
 show_code(
     snippet_for(steps, settings.device if has_gpu else "cuda:0")
     if steps

@@ -66,6 +66,7 @@ class StepOutcome:
     num_alloc_retries: int
     num_ooms: int
     error: str = ""
+    tensor_id: int | None = None  # the ledger id of the tensor an ``alloc`` step made
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,14 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-def _outcome(step: Step, ok: bool, message: str, state: MemoryState, error: str = ""):
+def _outcome(
+    step: Step,
+    ok: bool,
+    message: str,
+    state: MemoryState,
+    error: str = "",
+    tensor_id: int | None = None,
+):
     return StepOutcome(
         step,
         ok,
@@ -199,6 +207,7 @@ def _outcome(step: Step, ok: bool, message: str, state: MemoryState, error: str 
         state.num_alloc_retries,
         state.num_ooms,
         error,
+        tensor_id,
     )
 
 
@@ -227,7 +236,14 @@ def run_steps(
                 if old is not None:
                     free_tensors(backend, ledger, [old])
                 outcomes.append(
-                    _outcome(step, result.ok, result.message, result.after, result.error)
+                    _outcome(
+                        step,
+                        result.ok,
+                        result.message,
+                        result.after,
+                        result.error,
+                        names.get(step.name),
+                    )
                 )
             elif step.kind == "free":
                 tensor_id = names.pop(step.name, None)

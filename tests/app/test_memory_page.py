@@ -142,3 +142,64 @@ def test_stats_table_toggle(page):
     _ok(page)
     frames = [df.value for df in page.dataframe]
     assert any("allocated_bytes.all.current" in set(f.get("key", [])) for f in frames)
+
+
+def _snippet(at) -> str:
+    (code,) = [c.value for c in at.code if "import torch" in c.value]
+    return code
+
+
+def _assert_snippet_reproduces_page(at) -> None:
+    """Exec the page's snippet against a torch stand-in backed by a fresh simulator of the same
+    size: it must run (no undefined names) and end with the page's own numbers."""
+    import re
+
+    from core.memory_backends import SimulatedGpu
+    from tests.test_gpu_memory import _fake_torch
+
+    page_gpu = at.session_state["memory.sim"]
+    printed: list[str] = []
+    namespace = {
+        "torch": _fake_torch(SimulatedGpu(page_gpu.total_gb).sim),
+        "print": lambda *args: printed.append(" ".join(map(str, args))),
+    }
+    exec(_snippet(at).replace("import torch\n", "", 1), namespace)
+    pattern = re.compile(r"allocated=\s*([\d,]+) reserved=\s*([\d,]+) segments=(\d+)")
+    seen = [
+        tuple(int(g.replace(",", "")) for g in m.groups())
+        for line in printed
+        if (m := pattern.search(line))
+    ]
+    sim = page_gpu.sim
+    assert seen and seen[-1] == (sim.memory_allocated(), sim.memory_reserved(), sim.segment_count)
+
+
+def test_snippet_follows_a_scenario_and_later_actions(page):
+    """A scenario starts clean, so the snippet restarts from its steps; freeing one of the
+    scenario's tensors afterwards deletes that scenario variable, not an undefined name."""
+    page.number_input(key="memory.size").set_value(4.0)
+    page.selectbox(key="memory.unit").select("B")
+    page.button(key="memory.allocate").click().run()
+    page.selectbox(key="memory.scenario").select("reuse").run()
+    page.button(key="memory.run_scenario").click().run()
+    _ok(page)
+    select = page.multiselect(key="memory.free_select")
+    assert len(select.options) == 4  # a, b, c, d of the scenario; the earlier t1 was freed
+    select.select(select.options[1])
+    page.button(key="memory.free").click().run()
+    _ok(page)
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    _assert_snippet_reproduces_page(page)
+
+
+def test_snippet_restarts_with_a_new_simulated_gpu(page):
+    page.number_input(key="memory.size").set_value(3.0)
+    page.selectbox(key="memory.unit").select("MB")
+    page.button(key="memory.allocate").click().run()
+    page.radio(key="memory.sim_total").set_value(80).run()
+    page.number_input(key="memory.size").set_value(4.0)
+    page.selectbox(key="memory.unit").select("B")
+    page.button(key="memory.allocate").click().run()
+    _ok(page)
+    _assert_snippet_reproduces_page(page)
