@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -129,8 +131,16 @@ def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos
     return labels[choice]
 
 
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_$~])")
+
+
+def plain(text: str) -> str:
+    """Escape the markdown that st.error would apply to user text (``**x**`` stays ``**x**``)."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text).replace("](", "]\\(")
+
+
 def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
-    st.error(f"{err}\n\n{hint}", icon=":material/error:")
+    st.error(f"{plain(str(err))}\n\n{hint}", icon=":material/error:")
     if err.torch_error:
         st.info(
             "The text after *torch refused:* is **torch's own error message**, exactly what "

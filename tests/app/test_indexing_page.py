@@ -99,6 +99,8 @@ def test_selection_state_is_read(page):
         ("first", "[[1, a, 3], [4, 5, 6]]", "input[0][1] = 'a' is not a number"),
         ("first", "[]", "input is empty"),
         ("first", "[[1, 99999999999999999999, 3], [4, 5, 6]]", "must fit in int64"),
+        # user text is escaped, not rendered as markdown (bold, LaTeX)
+        ("first", "[[1, **x**, $y$], [4, 5, 6]]", r"input[0][1] = '\*\*x\*\*' is not a number"),
         ("first", "[" + ", ".join(["[1, 2, 3, 4, 5, 6, 7]"] * 7) + "]", "over the page limit"),
     ],
 )
