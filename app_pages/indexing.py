@@ -56,6 +56,25 @@ def _load_index_preset() -> None:
     st.session_state[f"{K}.expr"] = ix.INDEX_PRESETS[st.session_state[f"{K}.index_preset"]]
 
 
+#: Widget values kept when the user visits another page and comes back (Streamlit drops the
+#: state of widgets that a run does not draw, so they are mirrored under a plain key).
+KEPT = (
+    "preset", "op", "dim", "random_ndim", "reduce", "include_self", "first", "index", "src",
+    "x", "index_preset", "expr", "cell", "index_cell", "pitfall", "pitfall_n",
+)  # fmt: skip
+
+
+def _restore_state() -> None:
+    for name, value in st.session_state.get(f"{K}._kept", {}).items():
+        st.session_state.setdefault(f"{K}.{name}", value)
+
+
+def _keep_state() -> None:
+    st.session_state[f"{K}._kept"] = {
+        name: st.session_state[f"{K}.{name}"] for name in KEPT if f"{K}.{name}" in st.session_state
+    }
+
+
 def _init_state() -> None:
     if f"{K}.first" not in st.session_state:
         st.session_state[f"{K}.preset"] = DEFAULT_PRESET
@@ -66,6 +85,7 @@ def _init_state() -> None:
     st.session_state.setdefault(f"{K}.x", ix.INDEX_DEFAULT_X)
     st.session_state.setdefault(f"{K}.index_preset", next(iter(ix.INDEX_PRESETS)))
     st.session_state.setdefault(f"{K}.expr", next(iter(ix.INDEX_PRESETS.values())))
+    st.session_state.setdefault(f"{K}.pitfall_n", 4)
 
 
 # ---------------------------------------------------------------------------------- grids
@@ -165,6 +185,7 @@ st.caption(
     "classic pitfalls."
 )
 settings = current_settings()
+_restore_state()
 _init_state()
 
 tab_gs, tab_ix, tab_pit = st.tabs(["gather & scatter_", "x[...] indexing", "8 pitfalls"])
@@ -376,7 +397,7 @@ with tab_pit:
         key=f"{K}.pitfall",
         format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
     )
-    n = p2.slider("n (size)", 2, 6, 4, key=f"{K}.pitfall_n")
+    n = p2.slider("n (size)", 2, 6, key=f"{K}.pitfall_n")
     demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
     st.markdown(demo.lesson)
     st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
@@ -386,3 +407,5 @@ with tab_pit:
         st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
     st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
     show_code(demo.snippet)
+
+_keep_state()

@@ -158,6 +158,26 @@ def test_scatter_odd_inputs(page):
     assert not any("means = out[groups] / counts" in c for c in _codes(at))
 
 
+def test_state_survives_a_visit_to_another_page(page):
+    at = page
+    at.selectbox(key=f"{K}.preset").select("one_hot").run()
+    at.text_input(key=f"{K}.index").input("[[5], [0], [3], [2]]").run()
+    at.selectbox(key=f"{K}.cell").select("out[0][5]").run()
+    at.text_input(key=f"{K}.expr").input("[0, 2], 1").run()
+    at.selectbox(key=f"{K}.pitfall").select(5).run()
+    at.slider(key=f"{K}.pitfall_n").set_value(3).run()
+    at.switch_page("app_pages/home.py").run()
+    at.switch_page("app_pages/indexing.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key=f"{K}.preset").value == "one_hot"
+    assert at.text_input(key=f"{K}.index").value == "[[5], [0], [3], [2]]"
+    assert at.selectbox(key=f"{K}.cell").value == "out[0][5]"
+    assert at.text_input(key=f"{K}.expr").value == "[0, 2], 1"
+    assert at.selectbox(key=f"{K}.pitfall").value == 5
+    assert at.slider(key=f"{K}.pitfall_n").value == 3
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
+
 def test_random_uses_global_seed(page):
     at = page
     at.number_input(key="sidebar.seed").set_value(42).run()
