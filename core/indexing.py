@@ -904,7 +904,11 @@ def _int_node(n: ast.AST | None, text: str) -> int | None:
         return n.value
     if isinstance(n, ast.Constant) and isinstance(n.value, float):
         raise IndexingError(f"{n.value} is a float: indices must be whole numbers")
-    raise IndexingError(f"in {text!r}: only whole numbers are allowed inside slices")
+    piece = ast.get_source_segment(f"_[{text}]", n) if n is not None else None
+    raise IndexingError(
+        f"in {text!r}: {piece or 'this part'!r} is not a whole number; slices and index lists "
+        "take plain numbers such as 2 or -1 (lists may also hold True/False), no arithmetic"
+    )
 
 
 def _list_values(n: ast.AST, text: str) -> Any:

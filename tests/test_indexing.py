@@ -314,6 +314,11 @@ class TestIndex:
             ix.parse_index_expression("__import__('os')")
         with pytest.raises(ValueError, match="empty"):
             ix.parse_index_expression("  ")
+        # the message names the offending piece (it used to speak of slices for a list)
+        with pytest.raises(ValueError, match=r"'\[False\]\*4' is not a whole number"):
+            ix.parse_index_expression("[[True, False], [False]*4]")
+        with pytest.raises(ValueError, match=r"'\+1' is not a whole number"):
+            ix.parse_index_expression("+1:")
 
     def test_parse_index_expression(self):
         items = ix.parse_index_expression("..., -1:, None, [[0], [2]], [True, False]")
