@@ -25,18 +25,33 @@ st.caption(
 settings = current_settings()
 
 
+def _warmed(loaded: M.LoadedModel) -> tuple[M.LoadedModel, float | None]:
+    """One untimed gradient pass right after loading, so the page's Forward/Backward times do not
+    include one-time lazy initialisation. Returns the model and the warm-up time (None: failed;
+    the real computation then reports the problem)."""
+    try:
+        x = torch.zeros(1, 3, loaded.preprocessing.crop, loaded.preprocessing.crop)
+        return loaded, S.warm_up(loaded.model, x.to(loaded.device))
+    except (ValueError, RuntimeError):
+        return loaded, None
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _registry_model(name: str, device: str, allow_download: bool) -> M.LoadedModel:
+def _registry_model(
+    name: str, device: str, allow_download: bool
+) -> tuple[M.LoadedModel, float | None]:
     # Shared by all sessions: the model is in eval mode with frozen parameters and every core
     # function works on per-call input tensors (or a deep copy), so nothing here is mutated.
-    return M.load_model(name, device, allow_download=allow_download)
+    return _warmed(M.load_model(name, device, allow_download=allow_download))
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _custom_model(
     digest: str, filename: str, architecture: str, device: str, _data: bytes
-) -> M.LoadedModel:
-    return M.load_custom_model(_data, filename=filename, architecture=architecture, device=device)
+) -> tuple[M.LoadedModel, float | None]:
+    return _warmed(
+        M.load_custom_model(_data, filename=filename, architecture=architecture, device=device)
+    )
 
 
 def _fail(message: str, hint: str) -> None:
@@ -56,6 +71,7 @@ with col_model:
         key="saliency.model_source",
     )
     loaded: M.LoadedModel | None = None
+    warm_ms: float | None = None
     if source == "From the registry":
         entries = {entry.spec.name: entry for entry in M.list_models()}
         name = st.selectbox(
@@ -79,7 +95,7 @@ with col_model:
             if st.button("Try to download the weights", key="saliency.download_weights"):
                 with st.spinner(f"Downloading {entry.spec.title} ..."):
                     try:
-                        loaded = _registry_model(name, settings.device, True)
+                        loaded, warm_ms = _registry_model(name, settings.device, True)
                     except ValueError as error:
                         st.error(str(error))
             if loaded is None:
@@ -88,7 +104,7 @@ with col_model:
         else:
             with st.spinner(f"Loading {entry.spec.title} ..."):
                 try:
-                    loaded = _registry_model(name, settings.device, False)
+                    loaded, warm_ms = _registry_model(name, settings.device, False)
                 except ValueError as error:
                     _fail(str(error), "choose EfficientNet-Lite0, which works offline.")
     else:
@@ -113,7 +129,7 @@ with col_model:
         data = upload.getvalue()
         with st.spinner(f"Loading {upload.name} ..."):
             try:
-                loaded = _custom_model(
+                loaded, warm_ms = _custom_model(
                     hashlib.sha256(data).hexdigest(), upload.name, architecture,
                     settings.device, data,
                 )  # fmt: skip
@@ -249,7 +265,7 @@ else:
             progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
             **params,
         )
-    except ValueError as error:
+    except (ValueError, RuntimeError) as error:
         bar.empty()
         _fail(str(error), "change the target class, the method or the objective.")
     bar.empty()
@@ -281,9 +297,32 @@ with tab_map:
         key="saliency.download_overlay",
     )
     m1, m2, m3 = st.columns(3)
-    m1.metric("Forward", f"{result.forward_ms:.0f} ms")
-    m2.metric("Backward (input gradient)", f"{result.backward_ms:.0f} ms")
+    timing_help = (
+        "Wall-clock time measured when this map was computed, summed over "
+        f"{result.batches} pass(es). Excluded: model loading, preprocessing, scaling, drawing, "
+        "and the one-time warm-up pass after loading. On a busy CPU it includes time spent "
+        "waiting for other work (other sessions, the browser)."
+    )
+    m1.metric("Forward", f"{result.forward_ms:.0f} ms", help=timing_help)
+    m2.metric("Backward (input gradient)", f"{result.backward_ms:.0f} ms", help=timing_help)
     m3.metric("Images through the model", result.images)
+    per_image = (
+        f" ({result.forward_ms / result.images:.0f} + {result.backward_ms / result.images:.0f} ms "
+        "per image)"
+        if result.images > 1
+        else ""
+    )
+    warm_text = (
+        f"a one-time warm-up pass after loading ({warm_ms:.0f} ms) is not included"
+        if warm_ms is not None
+        else "no warm-up pass ran, so one-time initialisation may be included"
+    )
+    st.caption(
+        f"Timed once, when this map was computed: {result.images} image(s) in {result.batches} "
+        f"forward + backward pass(es) on `{loaded.device}`{per_image}, wall clock. Model "
+        f"loading is not included; {warm_text}. Other work on a shared CPU slows a single "
+        "run; `python benchmarks/saliency.py` prints steady-state medians."
+    )
     share = S.mass_above_percentile(result.saliency, percentile)
     prob = float(torch.softmax(result.logits, 0)[int(target)])
     lines = [
@@ -342,7 +381,7 @@ with tab_sanity:
                     **params,
                 )
                 st.session_state["saliency._sanity"] = (cache_key, k, sanity)
-            except ValueError as error:
+            except (ValueError, RuntimeError) as error:
                 st.error(f"{error}\n\n**What to change:** try fewer layers or the vanilla method.")
             bar.empty()
         stored = st.session_state.get("saliency._sanity")

@@ -116,10 +116,17 @@ class _Clock:
     forward_s: float = 0.0
     backward_s: float = 0.0
     images: int = 0
+    batches: int = 0
 
 
 def _logits(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
-    out = model(xb)
+    try:
+        out = model(xb)
+    except RuntimeError as exc:  # e.g. an uploaded TorchScript model that only takes batch 1
+        raise ValueError(
+            f"the model failed on an input batch of shape {tuple(xb.shape)} "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]})"
+        ) from exc
     if not torch.is_tensor(out) or out.ndim != 2 or out.shape[0] != xb.shape[0]:
         shape = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
         raise ValueError(f"the model must return logits (N, num_classes), got {shape}")
@@ -149,6 +156,12 @@ def _input_gradient(
         else:
             labels = torch.full((xb.shape[0],), target, dtype=torch.long, device=xb.device)
             score = F.cross_entropy(logits, labels, reduction="sum")
+        if not score.requires_grad:
+            raise ValueError(
+                "The model's output does not depend on the input through autograd (it detaches "
+                "the input or returns constants), so there is no input gradient to show. "
+                "Use a model whose logits are computed from the input."
+            )
         _sync(xb.device)
         t1 = time.perf_counter()
         (grad,) = torch.autograd.grad(score, xb)
@@ -157,6 +170,7 @@ def _input_gradient(
     clock.forward_s += t1 - t0
     clock.backward_s += t2 - t1
     clock.images += xb.shape[0]
+    clock.batches += 1
     if not torch.isfinite(grad).all():
         bad = int((~torch.isfinite(grad)).sum())
         raise ValueError(
@@ -197,9 +211,12 @@ class SaliencyResult:
     """A saliency map and the numbers the page shows next to it.
 
     ``saliency``: (H, W) float32 on CPU, non-negative. ``logits``: (K,) for the clean input.
-    ``forward_ms`` / ``backward_ms``: summed over all passes; ``images``: images pushed through
-    the model. ``completeness``: for Integrated Gradients, (sum of attributions,
-    f(x) - f(baseline)); the closer the two, the better the path integral converged.
+    ``forward_ms`` / ``backward_ms``: wall-clock time of the gradient passes that produced the map,
+    summed over all ``batches`` passes (``images`` images in all); model loading, preprocessing,
+    the clean no-grad forward and scaling are not included, and neither is the one-time lazy
+    initialisation that ``warm_up`` absorbs when it ran first. ``completeness``: for Integrated
+    Gradients, (sum of attributions, f(x) - f(baseline)); the closer the two, the better the path
+    integral converged.
     """
 
     method: str
@@ -212,6 +229,33 @@ class SaliencyResult:
     backward_ms: float
     images: int
     completeness: tuple[float, float] | None = None
+    batches: int = 1
+
+
+def warm_up(model: nn.Module, x: torch.Tensor) -> float:
+    """One untimed forward + input-gradient pass on ``zeros_like(x)``; returns its wall time (ms).
+
+    The first gradient pass after loading pays one-time costs (oneDNN primitive creation,
+    allocator growth, lazy CUDA kernel loading) that can be several times a steady-state pass.
+    Call this once after loading so that the times in ``SaliencyResult`` describe the computation,
+    not the initialisation. ``x``: (1, C, H, W) float, as ``preprocess`` returns it; only its
+    shape, dtype and device are used. The model runs in eval mode and is not modified (no
+    parameter ``.grad`` is written). A non-finite gradient is not an error here.
+
+    Raises:
+        ValueError: ``x`` is not a (1, C, H, W) float tensor, or the model does not return
+            (N, num_classes) logits.
+    """
+    _check_x(x)
+    xb = torch.zeros_like(x).requires_grad_(True)
+    _sync(xb.device)
+    t0 = time.perf_counter()
+    with eval_mode(model), torch.enable_grad():
+        score = _logits(model, xb)[:, 0].sum()
+        if score.requires_grad:
+            torch.autograd.grad(score, xb, allow_unused=True)
+    _sync(xb.device)
+    return (time.perf_counter() - t0) * 1e3
 
 
 def _run(
@@ -299,6 +343,7 @@ def _run(
         backward_ms=clock.backward_s * 1e3,
         images=clock.images,
         completeness=completeness,
+        batches=clock.batches,
     )
 
 

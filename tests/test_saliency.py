@@ -142,6 +142,65 @@ class TestVanilla:
             S.vanilla_saliency(SqrtNet(), torch.zeros(1, 3, 4, 4), 0)
 
 
+class TestTimingAndWarmUp:
+    def test_batches_are_counted(self) -> None:
+        model, x = SmallNet().eval(), torch.randn(1, 3, 10, 10)
+        assert S.compute_saliency(model, x, 1).batches == 1
+        result = S.compute_saliency(model, x, 1, "smoothgrad", n=5, batch_size=2)
+        assert (result.images, result.batches) == (5, 3)
+        result = S.compute_saliency(model, x, 1, "integrated_gradients", steps=8, batch_size=8)
+        assert (result.images, result.batches) == (8, 1)
+
+    def test_warm_up_runs_a_gradient_pass_and_changes_nothing(self) -> None:
+        model = SmallNet().train()
+        for p in model.parameters():
+            p.requires_grad_(False)
+        stats = model.bn.running_mean.clone()
+        calls: list[bool] = []
+        model.register_forward_hook(lambda _m, inputs, _o: calls.append(inputs[0].requires_grad))
+        x = torch.randn(1, 3, 12, 12)
+        ms = S.warm_up(model, x)
+        assert ms > 0 and calls == [True]  # one forward, on an input that needs a gradient
+        assert model.training and torch.equal(model.bn.running_mean, stats)
+        assert all(p.grad is None for p in model.parameters()) and not x.requires_grad
+
+    def test_warm_up_tolerates_models_without_input_gradient(self) -> None:
+        class SqrtNet(nn.Module):  # NaN gradient at 0: an error for the map, fine for a warm-up
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.sqrt(x.abs()).flatten(1)[:, :3]
+
+        class Detached(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.zeros(x.shape[0], 3) + x.detach().mean()
+
+        assert S.warm_up(SqrtNet(), torch.zeros(1, 3, 4, 4)) > 0
+        assert S.warm_up(Detached(), torch.zeros(1, 3, 4, 4)) > 0
+        with pytest.raises(ValueError, match="batch of one image"):
+            S.warm_up(SqrtNet(), torch.zeros(3, 4, 4))
+
+    def test_exception_model_without_input_gradient(self) -> None:
+        class Detached(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.zeros(x.shape[0], 3) + x.detach().mean()
+
+        with pytest.raises(ValueError, match="does not depend on the input"):
+            S.vanilla_saliency(Detached(), torch.randn(1, 3, 4, 4), 0)
+
+    def test_exception_model_that_fails_on_a_batch(self) -> None:
+        class BatchOfOne(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.fc = nn.Linear(48, 3)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.fc(x.view(1, 48))
+
+        model, x = BatchOfOne(), torch.randn(1, 3, 4, 4)
+        assert S.vanilla_saliency(model, x, 0).shape == (4, 4)
+        with pytest.raises(ValueError, match=r"failed on an input batch of shape \(2, 3, 4, 4\)"):
+            S.smoothgrad(model, x, 0, n=2, batch_size=2)
+
+
 def compose(obj: np.ndarray, quadrant: int, canvas: str) -> np.ndarray:
     rng = np.random.default_rng(quadrant)
     if canvas == "plain":

@@ -139,3 +139,50 @@ def test_torchvision_model_from_local_cache(open_page, monkeypatch, tmp_path):
     assert not at.warning
     assert metric(at, "Images through the model") == "1"
     assert "load_model('resnet18'" in at.get("code")[-1].value
+
+
+def test_timing_is_labelled_and_excludes_the_warm_up(open_page, monkeypatch):
+    from core import saliency as S
+
+    calls: list[str] = []
+    real_warm_up, real_compute = S.warm_up, S.compute_saliency
+
+    def warm_up(*args, **kwargs):
+        calls.append("warm_up")
+        return real_warm_up(*args, **kwargs)
+
+    def compute_saliency(*args, **kwargs):
+        calls.append("compute")
+        return real_compute(*args, **kwargs)
+
+    monkeypatch.setattr(S, "warm_up", warm_up)
+    monkeypatch.setattr(S, "compute_saliency", compute_saliency)
+    at = open_page("saliency")
+    assert not at.exception and not at.error, errors(at)
+    assert calls == ["warm_up", "compute"]  # the first timed run comes after the warm-up
+    note = next(c.value for c in at.caption if c.value.startswith("Timed once"))
+    assert "1 image(s) in 1 forward + backward pass(es)" in note
+    assert "Model loading is not included" in note
+    assert "warm-up pass after loading (" in note and "benchmarks/saliency.py" in note
+    forward = next(m for m in at.metric if m.label == "Forward")
+    assert "Excluded: model loading" in forward.help
+
+    at.session_state["saliency.n"] = 3
+    at.selectbox(key="saliency.method").select("smoothgrad").run()
+    assert not at.exception and not at.error, errors(at)
+    assert calls == ["warm_up", "compute", "compute"]  # the cached model is not warmed again
+    note = next(c.value for c in at.caption if c.value.startswith("Timed once"))
+    assert "3 image(s) in 1 forward + backward pass(es)" in note and "per image" in note
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit.script is deprecated
+def test_model_without_input_gradient_is_reported(open_page):
+    class Detached(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.zeros(x.shape[0], 1000) + x.detach().mean()
+
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(Detached()), buffer)
+    at = upload_model(open_page("saliency"), buffer.getvalue(), "detached.pt")
+    assert not at.exception
+    assert "does not depend on the input" in errors(at)
