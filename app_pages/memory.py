@@ -284,7 +284,7 @@ def live_panel() -> None:
     for s in states:
         state["memory.history"].append(live_point(now, s))
     current = next((s for s in states if s.label.startswith(backend.label)), states[0])
-    m = st.columns(5)
+    m = [*st.columns(3), *st.columns(3)[:2]]  # 3 + 2: room for values such as '612.00 MiB'
     m[0].metric("allocated", format_size(current.allocated))
     m[1].metric("reserved", format_size(current.reserved))
     m[2].metric(

@@ -203,3 +203,30 @@ def test_snippet_restarts_with_a_new_simulated_gpu(page):
     page.button(key="memory.allocate").click().run()
     _ok(page)
     _assert_snippet_reproduces_page(page)
+
+
+def _nodes(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _nodes(child)
+
+
+def test_live_metrics_have_room_for_their_values(page):
+    """Five metrics side by side cut values such as '612.00 MiB' to '612.00 ...' at a common
+    browser width (the unit is lost): at most three metrics share a row."""
+    rows = []
+    for node in _nodes(page._tree):
+        columns = [
+            c for c in getattr(node, "children", {}).values() if type(c).__name__ == "Column"
+        ]
+        if any(getattr(n, "type", "") == "metric" for c in columns for n in _nodes(c)):
+            rows.append(len(columns))
+    assert rows and max(rows) <= 3, rows
+    labels = [m.label for m in page.metric]
+    assert labels == [
+        "allocated",
+        "reserved",
+        "device used",
+        "not reserved by PyTorch",
+        "segments",
+    ]
