@@ -244,6 +244,9 @@ class CachingAllocatorSim:
         max_non_split_rounding: bytes; a request >= ``max_split_size`` may take a cached
             oversize block only if it is less than this much larger (``max_non_split_rounding_mb``,
             default 20 MiB).
+        capacity_bytes: the whole device's memory (>= ``total_bytes``; default ``total_bytes``),
+            reported as the "total capacity" in OOM messages and by :meth:`mem_get_info`. The
+            difference is used outside the allocator (a CUDA context) and is never free.
 
     Handles returned by :meth:`malloc` are the block addresses, like ``tensor.data_ptr()``.
     """
@@ -258,9 +261,22 @@ class CachingAllocatorSim:
         device_index: int = 0,
         address_source: Callable[[int], int] | None = None,
         max_non_split_rounding: int = LARGE_BUFFER,
+        capacity_bytes: int | None = None,
     ) -> None:
         if isinstance(total_bytes, bool) or not isinstance(total_bytes, int) or total_bytes <= 0:
             raise ValueError(f"total_bytes must be a positive integer, got {total_bytes!r}")
+        if capacity_bytes is None:
+            capacity_bytes = total_bytes
+        if (
+            isinstance(capacity_bytes, bool)
+            or not isinstance(capacity_bytes, int)
+            or capacity_bytes < total_bytes
+        ):
+            raise ValueError(
+                f"capacity_bytes must be an integer >= total_bytes ({total_bytes}), "
+                f"got {capacity_bytes!r}"
+            )
+        self.capacity_bytes = capacity_bytes
         if max_split_size is not None and (
             not isinstance(max_split_size, int) or max_split_size <= LARGE_BUFFER
         ):
@@ -381,8 +397,9 @@ class CachingAllocatorSim:
         return self._stats.arrays["reserved_bytes"]["all"].peak
 
     def mem_get_info(self) -> tuple[int, int]:
-        """``(free, total)`` of the simulated device: nothing but this allocator uses it."""
-        return self.total_bytes - self._reserved, self.total_bytes
+        """``(free, total)`` of the simulated device, as ``torch.cuda.mem_get_info``: free is what
+        this allocator may still reserve, total is ``capacity_bytes``."""
+        return self.total_bytes - self._reserved, self.capacity_bytes
 
     @property
     def segment_count(self) -> int:
@@ -628,11 +645,11 @@ class CachingAllocatorSim:
     def _oom_message(self, alloc_size: int) -> str:
         allocated = self.memory_allocated()
         reserved = self.memory_reserved()
-        device_free = self.total_bytes - self._reserved
+        device_free, capacity = self.mem_get_info()
         allowed = f"{format_size(self._limit)} allowed; " if self._fraction_set else ""
         return (
             f"CUDA out of memory. Tried to allocate {format_size(alloc_size)}. "
-            f"GPU {self.device_index} has a total capacity of {format_size(self.total_bytes)} "
+            f"GPU {self.device_index} has a total capacity of {format_size(capacity)} "
             f"of which {format_size(device_free)} is free. {allowed}"
             f"Of the allocated memory {format_size(allocated)} is allocated by PyTorch, "
             f"and {format_size(reserved - allocated)} is reserved by PyTorch but unallocated. "

@@ -167,7 +167,9 @@ class SimulatedGpu:
         self.total_gb = total_gb
         self.device_total = total_gb * GiB
         self.context_bytes = context_bytes
-        self.sim = CachingAllocatorSim(self.device_total - context_bytes)
+        self.sim = CachingAllocatorSim(
+            self.device_total - context_bytes, capacity_bytes=self.device_total
+        )
         self.key = f"sim:{total_gb}"
         self.label = f"simulated GPU ({total_gb} GB)"
 

@@ -243,6 +243,21 @@ class TestRules:
         )
         assert re.match(pattern, str(info.value)), str(info.value)
 
+    def test_capacity_beyond_what_the_allocator_may_reserve(self):
+        """Memory used outside the allocator (a CUDA context) counts in the device's capacity
+        but is never free: OOM message and mem_get_info report it as torch does."""
+        sim = CachingAllocatorSim(30 * MiB, capacity_bytes=40 * MiB)
+        sim.malloc(15 * MiB)
+        assert sim.mem_get_info() == (14 * MiB, 40 * MiB)
+        with pytest.raises(
+            SimulatedOutOfMemory,
+            match=r"total capacity of 40\.00 MiB of which "
+            r"14\.00 MiB is free\. Of the allocated",
+        ):
+            sim.malloc(2 * MiB)
+        with pytest.raises(ValueError, match="capacity_bytes must be an integer >= total_bytes"):
+            CachingAllocatorSim(30 * MiB, capacity_bytes=20 * MiB)
+
     def test_oom_reports_segment_size_not_request(self):
         sim = CachingAllocatorSim(30 * MiB)
         sim.malloc(15 * MiB)

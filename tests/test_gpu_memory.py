@@ -237,6 +237,17 @@ class TestBackendsAndLedger:
         assert not result.ok and result.error.startswith("CUDA out of memory")
         assert "Out of memory" in result.message
 
+    def test_simulated_oom_message_reports_the_whole_device(self):
+        """As torch does: the total is the GPU's capacity (8 GiB), and 'free' excludes both the
+        simulated CUDA context and what the allocator reserved."""
+        gpu, ledger = SimulatedGpu(8), TensorLedger()
+        gpu.limit_reserved(30 * MiB)
+        allocate(gpu, ledger, 15 * MiB)
+        error = allocate(gpu, ledger, 2 * MiB).error
+        assert "GPU 0 has a total capacity of 8.00 GiB of which 7.48 GiB is free" in error
+        assert "30.00 MiB allowed" in error
+        assert gpu.sim.mem_get_info() == (8 * GiB - 512 * MiB - 16 * MiB, 8 * GiB)
+
     def test_sessions_cannot_free_each_others_tensors(self):
         gpu = SimulatedGpu(8)
         mine, theirs = TensorLedger(), TensorLedger()
@@ -370,7 +381,10 @@ def _fake_torch(sim: CachingAllocatorSim):
         reset_peak_memory_stats=lambda dev=None: sim.reset_peak_memory_stats(),
         max_memory_allocated=lambda dev=None: sim.max_memory_allocated(),
         mem_get_info=lambda dev=None: sim.mem_get_info(),
-        set_per_process_memory_fraction=lambda f, dev=None: sim.set_memory_fraction(min(f, 1.0)),
+        # torch's fraction is of the whole device; the simulator's of what it may reserve
+        set_per_process_memory_fraction=lambda f, dev=None: sim.set_memory_fraction(
+            min(f * sim.capacity_bytes / sim.total_bytes, 1.0)
+        ),
     )
     return types.SimpleNamespace(
         device=lambda s: s,
