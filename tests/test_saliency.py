@@ -109,6 +109,19 @@ class TestVanilla:
         for a, b in zip(sequential, parallel, strict=True):
             torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
 
+    def test_sanity_check_beside_another_session(self, lite0: LoadedModel, x_cat: torch.Tensor):
+        # One session randomizes (a copy of) the shared model while another computes maps on it.
+        from concurrent.futures import ThreadPoolExecutor
+
+        expected = S.vanilla_saliency(lite0.model, x_cat, 281)
+        sequential = S.randomization_test(lite0.model, x_cat, 285, "vanilla", 2)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            sanity = pool.submit(S.randomization_test, lite0.model, x_cat, 285, "vanilla", 2)
+            maps = [pool.submit(S.vanilla_saliency, lite0.model, x_cat, 281) for _ in range(3)]
+            for future in maps:
+                torch.testing.assert_close(future.result(), expected, atol=1e-6, rtol=0)
+            assert sanity.result().correlations == pytest.approx(sequential.correlations)
+
     def test_train_mode_is_used_as_eval_and_restored(self) -> None:
         model = SmallNet().train()
         x = torch.randn(1, 3, 12, 12)

@@ -186,3 +186,11 @@ def test_model_without_input_gradient_is_reported(open_page):
     at = upload_model(open_page("saliency"), buffer.getvalue(), "detached.pt")
     assert not at.exception
     assert "does not depend on the input" in errors(at)
+
+
+def test_preprocessing_pictures_and_downloads_are_shown(open_page):
+    at = open_page("saliency")
+    assert not at.exception and not at.error, errors(at)
+    assert any("(pixel - 127) / 128" in m.value for m in at.markdown)
+    assert len(at.get("image")) >= 3  # original, map and overlay side by side
+    assert len(at.get("download_button")) == 2  # map and overlay as PNG
