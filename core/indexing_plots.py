@@ -148,7 +148,7 @@ def tensor_figure(
         axis = "" if s == 0 else str(s + 1)
         x0 = s * (width + gap)
         z, text, custom = [], [], []
-        xs, ys, cd = [], [], []
+        xs, ys, cd, hover = [], [], [], []
         for r in range(rows):
             zr, tr, cr = [], [], []
             for c in range(cols):
@@ -163,6 +163,7 @@ def tensor_figure(
                 xs.append(c)
                 ys.append(r)
                 cd.append(list(pos))
+                hover.append(format_value(v))
                 box = {
                     "type": "rect",
                     "xref": f"x{axis}",
@@ -200,6 +201,27 @@ def tensor_figure(
         )
         if clickable:
             invisible = {"opacity": 0.01}
+            # one invisible bar per cell covers the whole cell, so a click anywhere in it selects
+            # the cell (the markers below only cover a CELL_PX - 8 square at its centre)
+            data.append(
+                {
+                    "type": "bar",
+                    "xaxis": f"x{axis}",
+                    "yaxis": f"y{axis}",
+                    "x": xs,
+                    "y": [1] * len(ys),
+                    "base": [y - 0.5 for y in ys],
+                    "width": 1.0,
+                    "customdata": cd,
+                    "hovertext": hover,
+                    "marker": {"color": "#000", "line": {"width": 0}, **invisible},
+                    "selected": {"marker": invisible},
+                    "unselected": {"marker": invisible},
+                    "hovertemplate": f"{title}%{{customdata}} = %{{hovertext}}: click to explain"
+                    "<extra></extra>",
+                    "showlegend": False,
+                }
+            )
             data.append(
                 {
                     "type": "scatter",
@@ -268,6 +290,7 @@ def tensor_figure(
             "b": 30 if len(shape) == 3 else 10,
         },
         dragmode=False,
+        barmode="overlay",
         clickmode="event+select",
         plot_bgcolor="white",
         showlegend=False,

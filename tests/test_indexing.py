@@ -658,6 +658,20 @@ class TestPlots:
         fig = tensor_figure(torch.tensor(3.5), "x")
         assert fig.data[0].text[0][0] == "3.5"
 
+    def test_click_target_covers_whole_cells(self):
+        # a click anywhere in a cell must select it, not only near its centre
+        fig = tensor_figure(torch.arange(6).reshape(2, 3), "out", clickable=True)
+        bars = [tr for tr in fig.data if tr.type == "bar"]
+        assert len(bars) == 1 and fig.layout.barmode == "overlay"
+        bar = bars[0]
+        cells = set()
+        for x, base, height, pos in zip(bar.x, bar.base, bar.y, bar.customdata, strict=True):
+            row, col = pos
+            assert (x, base, base + height) == (col, row - 0.5, row + 0.5)
+            cells.add((row, col))
+        assert bar.width == 1.0 and cells == set(ix.positions((2, 3)))
+        assert not [tr for tr in tensor_figure(torch.arange(3), "x").data if tr.type == "bar"]
+
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
