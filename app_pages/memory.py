@@ -120,6 +120,7 @@ else:
 
 def record(result: ActionResult, steps: list[Step]) -> None:
     state["memory.last"] = result
+    state.pop("memory.input_error", None)  # it belonged to an earlier allocation attempt
     if result.ok:
         logs.setdefault(backend.key, []).extend(steps)
     st.rerun()  # redraw everything (tensor list, charts) from the new state
@@ -226,6 +227,7 @@ with tab_scen:
         live_ids = {h.id for h in ledger.held(backend.key)}
         names.update({o.tensor_id: o.step.name for o in run.outcomes if o.tensor_id in live_ids})
         state.pop("memory.last", None)
+        state.pop("memory.input_error", None)
         st.rerun()
     run = state.get("memory.scenario_run")
     if run is not None:

@@ -230,3 +230,20 @@ def test_live_metrics_have_room_for_their_values(page):
         "not reserved by PyTorch",
         "segments",
     ]
+
+
+def test_input_error_does_not_outlive_other_actions(page):
+    """A bad shape's error belongs to that allocation attempt, not to every later action."""
+    page.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    page.text_input(key="memory.shape").input("ten, 3")
+    page.button(key="memory.allocate").click().run()
+    assert "shape must be" in _errors(page)
+    page.button(key="memory.empty_cache").click().run()
+    _ok(page)
+    assert "empty_cache(): released" in _success(page)
+    assert "shape must be" not in _errors(page)
+    page.text_input(key="memory.shape").input("ten, 3")
+    page.button(key="memory.allocate").click().run()
+    page.button(key="memory.run_scenario").click().run()
+    _ok(page)
+    assert "shape must be" not in _errors(page)
