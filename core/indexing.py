@@ -1246,8 +1246,8 @@ PRESETS: tuple[Preset, ...] = (
             [0.0, 0.9006, 0.0, 0.4152, 0.0],
             [0.0, 0.0, 0.6797, 0.0, 0.1732],
         ],
-        note="Columns 0-2 are written twice: the second write overwrote the first on this CPU. "
-        "Which write wins is unspecified (and may change run to run on CUDA).",
+        note="Columns 0-2 are written twice; in the notes' output the second write overwrote the "
+        "first. Which write wins is unspecified (and may change run to run on CUDA).",
     ),
     Preset(
         "scatter_scalar_6",
