@@ -246,7 +246,8 @@ class CachingAllocatorSim:
             default 20 MiB).
         capacity_bytes: the whole device's memory (>= ``total_bytes``; default ``total_bytes``),
             reported as the "total capacity" in OOM messages and by :meth:`mem_get_info`. The
-            difference is used outside the allocator (a CUDA context) and is never free.
+            difference is used outside the allocator (a CUDA context) and is never free; OOM
+            messages then also name this process's usage, as torch does when NVML is present.
 
     Handles returned by :meth:`malloc` are the block addresses, like ``tensor.data_ptr()``.
     """
@@ -647,10 +648,17 @@ class CachingAllocatorSim:
         reserved = self.memory_reserved()
         device_free, capacity = self.mem_get_info()
         allowed = f"{format_size(self._limit)} allowed; " if self._fraction_set else ""
+        outside = capacity - self.total_bytes  # the simulated context: this process's too
+        process = (
+            "Including non-PyTorch memory, this process has "
+            f"{format_size(outside + self._reserved)} memory in use. "
+            if outside
+            else ""
+        )
         return (
             f"CUDA out of memory. Tried to allocate {format_size(alloc_size)}. "
             f"GPU {self.device_index} has a total capacity of {format_size(capacity)} "
-            f"of which {format_size(device_free)} is free. {allowed}"
+            f"of which {format_size(device_free)} is free. {process}{allowed}"
             f"Of the allocated memory {format_size(allocated)} is allocated by PyTorch, "
             f"and {format_size(reserved - allocated)} is reserved by PyTorch but unallocated. "
             "If reserved but unallocated memory is large try setting "

@@ -251,8 +251,8 @@ class TestRules:
         assert sim.mem_get_info() == (14 * MiB, 40 * MiB)
         with pytest.raises(
             SimulatedOutOfMemory,
-            match=r"total capacity of 40\.00 MiB of which "
-            r"14\.00 MiB is free\. Of the allocated",
+            match=r"total capacity of 40\.00 MiB of which 14\.00 MiB is free\. Including "
+            r"non-PyTorch memory, this process has 26\.00 MiB memory in use\. Of the allocated",
         ):
             sim.malloc(2 * MiB)
         with pytest.raises(ValueError, match="capacity_bytes must be an integer >= total_bytes"):
