@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -13,6 +16,26 @@ from ui.settings import current_settings
 
 DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
 SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
+# Streamlit's browser side rewrites "#000001" ... "#000010" in every plotly spec (its theme
+# placeholders), even with theme=None: Inferno's first colour "#000004" became lavender, so
+# zero error looked like a big one. Same colour, written so nothing rewrites it.
+DIFF_COLORSCALE = [
+    [i / (len(plotly.colors.sequential.Inferno) - 1), "rgb(0, 0, 4)" if c == "#000004" else c]
+    for i, c in enumerate(plotly.colors.sequential.Inferno)
+]
+# Inputs of the controls that are hidden by another choice (the other ways to define M, a
+# non-custom output size). Streamlit drops the state of widgets a run does not draw, so without
+# this a user's slider settings, points or matrix are reset after a look at another tab.
+KEPT_STATE = (
+    *(f"warp.{name}" for name in ("angle", "scale", "shear_x", "shear_y", "tx", "ty", "cx", "cy")),
+    "warp.matrix_text",
+    *(f"warp.p{i}_{c}" for i in range(3) for c in ("sx", "sy", "dx", "dy")),
+    "warp.out_w",
+    "warp.out_h",
+)
+for _key in KEPT_STATE:
+    if _key in st.session_state:
+        st.session_state[_key] = st.session_state[_key]
 
 st.title("Affine warp playground")
 st.caption(
@@ -155,11 +178,14 @@ if definition_error is not None:
 try:
     dsize = warp.validate_dsize((out_w, out_h))
 except ValueError as error:
-    st.error(
-        f"{error}\n\nHint: pick an output width and height between {warp.MIN_SIDE} and "
-        f"{warp.MAX_OUTPUT_SIDE} pixels.",
-        icon=":material/error:",
+    hint = (
+        f"pick an output width and height between {warp.MIN_SIDE} and {warp.MAX_OUTPUT_SIDE} "
+        "pixels."
+        if size_mode == "Custom"
+        else f"'{size_mode}' gives {out_w}×{out_h} for this {src_w}×{src_h} image; choose "
+        "another output size option, or Custom."
     )
+    st.error(f"{error}\n\nHint: {hint}", icon=":material/error:")
     st.stop()
 
 try:
@@ -223,7 +249,7 @@ with c3:
             dx=pool,
             y0=0,
             dy=pool,
-            colorscale="Inferno",
+            colorscale=DIFF_COLORSCALE,
             zmin=0,
             zmax=max(1.0, float(diff_preview.max())),
             colorbar={"title": "|Δ|"},
@@ -242,8 +268,13 @@ with c3:
 e = result.errors
 m1, m2, m3, m4 = st.columns(4)
 unit = " grey levels" if img.dtype == np.uint8 else ""
-m1.metric(f"Interior max |Δ| ({e.border_px} px border excluded)", f"{e.max_interior:.3g}")
-m2.metric("Interior mean |Δ|", f"{e.mean_interior:.4f}")
+# An output of at most 2 * border_px pixels on a side has no interior: its figures are NaN.
+has_interior = not math.isnan(e.mean_interior)
+m1.metric(
+    f"Interior max |Δ| ({e.border_px} px border excluded)",
+    f"{e.max_interior:.3g}" if has_interior else "n/a",
+)
+m2.metric("Interior mean |Δ|", f"{e.mean_interior:.4f}" if has_interior else "n/a")
 m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
 m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
 
@@ -256,6 +287,20 @@ if mode == "nearest":
     )
 dx, dy = result.notes_shift
 shift = float(np.hypot(dx, dy))
+if has_interior:
+    where = "Interior"
+    err_mean, err_max = e.mean_interior, e.max_interior
+    ok_mean, ok_max = correct.errors.mean_interior, correct.errors.max_interior
+else:
+    st.info(
+        f"The output ({dsize[0]}×{dsize[1]}) has no interior once the {e.border_px} px border "
+        "is excluded, so the figures below are for the whole image. Pick a larger output size "
+        "for interior figures.",
+        icon=":material/info:",
+    )
+    where = "Whole-image"
+    err_mean, err_max = e.mean_whole, e.max_whole
+    ok_mean, ok_max = correct.errors.mean_whole, correct.errors.max_whole
 if notes:
     if align_corners:
         how = (
@@ -270,15 +315,17 @@ if notes:
             f"{result.grid_offset_px:.3f} px). "
         )
     st.warning(
-        f"**The notes' affine2theta is in use.** {how}Interior mean error "
-        f"{e.mean_interior:.3f}{unit} vs {correct.errors.mean_interior:.4f} with the correct "
-        f"theta; max {e.max_interior:.3g} vs {correct.errors.max_interior:.3g}.",
+        f"**The notes' affine2theta is in use.** {how}{where} mean error "
+        f"{err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
+        f"theta; max {err_max:.3g} vs {ok_max:.3g}.",
         icon=":material/warning:",
     )
 else:
     st.success(
-        f"Correct theta: the two paths agree to {e.mean_interior:.4f}{unit} on average and "
-        f"{e.max_interior:.3g} at most inside the border. (Switch on the notes' affine2theta "
+        f"Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
+        f"{err_max:.3g} at most "
+        + ("inside the border" if has_interior else "over the whole image")
+        + ". (Switch on the notes' affine2theta "
         f"to shift every sample by {shift:.3f} px with align_corners=False.)",
         icon=":material/check_circle:",
     )

@@ -52,6 +52,11 @@ MIN_SIDE = 2  # align_corners=True divides by (W - 1); a 1-pixel side has no ext
 BORDER_PX = 2  # pixels excluded on every side for the "interior" error
 TIE_PX = 1e-3  # nearest: a sample this close to k + 0.5 is a rounding tie
 MAX_GRID_POINTS = 625  # sampling-grid markers drawn by the page (25 x 25)
+# cv2.warpAffine's BORDER_REFLECT* folds an out-of-range coordinate back one image length per
+# step, so its time grows with how far outside the image it samples (measured: 451x300 output,
+# 1000 image widths away: 0.4 s; 10^7 px away: minutes). Reflection reads further than this
+# many source widths/heights outside the image are refused.
+MAX_REFLECTION_REACH = 100
 
 CV2_INTERPOLATION: dict[str, int] = {
     "nearest": cv2.INTER_NEAREST,
@@ -194,6 +199,36 @@ def validate_image(img: np.ndarray) -> np.ndarray:
     if img.dtype != np.uint8 and not np.isfinite(img).all():
         raise ValueError("the image contains NaN or infinite values")
     return img
+
+
+def reflection_reach(
+    M: np.ndarray | Sequence[Sequence[float]], src_hw: Sequence[int], dsize: Sequence[int]
+) -> float:
+    """How far outside the source image the output samples, in source widths/heights.
+
+    The farthest sample of an affine warp is at a corner of the output, so only the four
+    output corners are mapped back with ``M^-1``. 0 when every sample is inside the image.
+    """
+    m = validate_affine(M)
+    sh, sw = _validate_hw(src_hw, "the source size")
+    w, h = validate_dsize(dsize)
+    corners = np.array([[0, 0, 1], [w - 1, 0, 1], [0, h - 1, 1], [w - 1, h - 1, 1]], np.float64)
+    x, y = (corners @ np.linalg.inv(_to3(m))[:2].T).T
+    out_x = np.maximum(-x, x - (sw - 1)).max() / sw
+    out_y = np.maximum(-y, y - (sh - 1)).max() / sh
+    return float(max(out_x, out_y, 0.0))
+
+
+def _check_reflection_reach(m: np.ndarray, src_hw: Sequence[int], dsize: Sequence[int]) -> None:
+    reach = reflection_reach(m, src_hw, dsize)
+    if reach > MAX_REFLECTION_REACH:
+        raise ValueError(
+            f"with reflection padding this output samples the input up to {reach:,.0f} "
+            f"image widths/heights outside it (the limit is {MAX_REFLECTION_REACH}); "
+            "cv2.warpAffine folds such far samples back one image length at a time, which "
+            "would take minutes. Use zeros or border padding, or a transform that keeps the "
+            "output nearer the image"
+        )
 
 
 def _validate_modes(mode: str, padding_mode: str) -> None:
@@ -639,6 +674,8 @@ def warp_affine_cv2(
         raise ValueError(
             f"border flag {border} is not one of {', '.join(CV2_BORDER_NAMES.values())}"
         )
+    if border in (cv2.BORDER_REFLECT, cv2.BORDER_REFLECT_101):
+        _check_reflection_reach(m, img3.shape[:2], (w, h))
     src = img3 if img3.shape[2] > 1 else img3[:, :, 0]
     out = cv2.warpAffine(
         np.ascontiguousarray(src), m, (w, h), flags=interpolation, borderMode=border, borderValue=0

@@ -166,6 +166,30 @@ def test_exception(call, fragment):
     assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_exception_reflection_far_outside(align_corners):
+    """cv2's BORDER_REFLECT* time grows with the distance sampled: far reads are refused."""
+    img = smooth_image(8, 8)
+    far = np.array([[1.0, 0, 1e6], [0, 1, 0]])  # every sample ~125,000 image widths away
+    assert warp.reflection_reach(far, (8, 8), (8, 8)) == pytest.approx(1e6 / 8, rel=1e-3)
+    for call in (
+        lambda: warp.compare_warps(
+            img, far, (8, 8), padding_mode="reflection", align_corners=align_corners
+        ),
+        lambda: warp.time_warps(img, far, (8, 8), padding_mode="reflection", repeats=1),
+        lambda: warp.warp_affine_cv2(img, far, (8, 8), border=cv2.BORDER_REFLECT_101),
+    ):
+        with pytest.raises(ValueError, match="reflection padding .* 125,000 image widths"):
+            call()
+    # zeros/border padding stay allowed (cv2 clips or fills in constant time) ...
+    assert warp.compare_warps(img, far, (8, 8), padding_mode="border").errors.max_whole <= 2
+    # ... and so does reflection a sane distance away (the page's sliders reach ~30 at most).
+    near = np.array([[0.1, 0, 0], [0, 0.1, 0]])  # output 80 px -> source 790 px: reach 97.6
+    assert warp.reflection_reach(near, (8, 8), (80, 80)) < warp.MAX_REFLECTION_REACH
+    warp.compare_warps(img, near, (80, 80), padding_mode="reflection")
+    assert warp.reflection_reach(np.eye(2, 3), (8, 8), (8, 8)) == 0.0
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU message")
 def test_exception_cuda_without_gpu():
     with pytest.raises(ValueError, match="no CUDA GPU"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
+import re
 
 import numpy as np
 import pytest
@@ -261,3 +263,96 @@ def test_snippet_runs_and_matches_page(page, notes, capsys):
     np.testing.assert_allclose(namespace["M"], M, atol=1e-12)
     expected = warp.compare_warps(img, M, (img.shape[1], img.shape[0]), mode="bicubic", notes=notes)
     np.testing.assert_array_equal(namespace["out"], expected.warped)
+
+
+def _colorscale_colours(node) -> list[str]:
+    """Every colour in every ``colorscale`` of a plotly spec (nested dicts and lists)."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "colorscale" and isinstance(value, list):
+                found += [str(stop[1]) for stop in value]
+            else:
+                found += _colorscale_colours(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _colorscale_colours(item)
+    return found
+
+
+def test_heatmap_colours_survive_streamlit(page):
+    """Streamlit's browser code rewrites #000001..#000010 in plotly specs (theme placeholders),
+    so Inferno's #000004 showed zero error in lavender; no colour scale may use them."""
+    at = page
+    charts = at.get("plotly_chart")
+    colours = [c for chart in charts for c in _colorscale_colours(json.loads(chart.proto.spec))]
+    assert len(colours) >= 10  # the |Δ| heatmap's scale at least
+    assert "rgb(0, 0, 4)" in colours  # Inferno still starts at (almost) black
+    reserved = [c for c in colours if re.fullmatch(r"#0000(0[1-9]|10)", c.lower())]
+    assert not reserved
+
+
+def test_hidden_controls_keep_their_values(page):
+    """Looking at another way of defining M (or a preset size) does not reset the inputs."""
+    at = page
+    at.slider(key="warp.angle").set_value(-60.0).run()
+    at.radio(key="warp.definition").set_value("Point pairs").run()
+    at.number_input(key="warp.p0_dx").set_value(40.0).run()
+    at.radio(key="warp.definition").set_value("Matrix entries").run()
+    at.text_area(key="warp.matrix_text").input("1 0 3\n0 1 4").run()
+    at.radio(key="warp.definition").set_value("Sliders").run()
+    assert at.slider(key="warp.angle").value == -60.0
+    assert any("angle=-60" in c.value for c in at.caption)
+    at.radio(key="warp.definition").set_value("Point pairs").run()
+    assert at.number_input(key="warp.p0_dx").value == 40.0
+    at.radio(key="warp.definition").set_value("Matrix entries").run()
+    assert at.text_area(key="warp.matrix_text").value == "1 0 3\n0 1 4"
+    at.radio(key="warp.size_mode").set_value("Custom").run()
+    at.number_input(key="warp.out_w").set_value(97).run()
+    at.radio(key="warp.size_mode").set_value("Half (shrink)").run()
+    at.radio(key="warp.size_mode").set_value("Custom").run()
+    assert at.number_input(key="warp.out_w").value == 97
+    assert not at.exception and not at.error
+    assert not at.warning  # no "default value but also set via the Session State API" notice
+
+
+def test_output_without_interior(page):
+    """A 4x4 output has no pixels left once 2 px are excluded: no 'nan', whole-image figures."""
+    at = page
+    at.radio(key="warp.image.source").set_value("Upload a file").run()
+    small = (np.arange(48, dtype=np.uint8).reshape(4, 4, 3) * 5).astype(np.uint8)
+    at.file_uploader(key="warp.image.upload").set_value(("s.png", png_bytes(small), "image/png"))
+    at.run()
+    assert not at.exception and not at.error
+    shown = " ".join([*metrics(at).values(), *(s.value for s in at.success)])
+    assert "nan" not in shown.lower()
+    assert metrics(at)["Interior mean |Δ|"] == "n/a"
+    assert any("no interior" in info.value for info in at.info)
+    assert "over the whole image" in at.success[0].value
+    at.toggle(key="warp.notes").set_value(True).run()
+    assert not at.exception and "nan" not in at.warning[0].value.lower()
+    at.radio(key="warp.size_mode").set_value("Half (shrink)").run()  # 2x2: still fine
+    assert not at.exception and not at.error
+    at.toggle(key="warp.notes").set_value(False).run()
+    at.radio(key="warp.image.source").set_value("Upload a file").run()
+    tiny = np.full((3, 3, 3), 90, np.uint8)  # half of 3 px rounds to 2 ... of 2 px to 1
+    at.file_uploader(key="warp.image.upload").set_value(("t.png", png_bytes(tiny), "image/png"))
+    at.run()
+    assert not at.exception and not at.error
+    tiny2 = np.full((2, 2, 3), 90, np.uint8)
+    at.file_uploader(key="warp.image.upload").set_value(("u.png", png_bytes(tiny2), "image/png"))
+    at.run()
+    assert "too small" in errors(at) and "'Half (shrink)' gives 1×1" in errors(at)
+
+
+def test_reflection_far_outside_is_refused(page):
+    """cv2's reflection slows down with distance: a far-off translation gets a message, fast."""
+    at = page
+    at.radio(key="warp.definition").set_value("Matrix entries").run()
+    at.text_area(key="warp.matrix_text").input("1 0 1e7\n0 1 0").run()
+    assert not at.error  # zeros padding: fine, an empty output
+    at.selectbox(key="warp.padding").select("reflection").run()
+    assert not at.exception
+    assert "reflection padding" in errors(at) and "Hint" in errors(at)
+    at.text_area(key="warp.matrix_text").input("1 0 30\n0 1 0").run()
+    assert not at.error and not at.exception
