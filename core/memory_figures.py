@@ -24,6 +24,7 @@ STATE_NAMES = {
     "inactive_split": "inactive split (cached, pins its segment)",
     "free_segment": "free whole segment (empty_cache releases it)",
 }
+MIN_VISIBLE_PCT = 0.6  # a live block is drawn at least this wide (% of its segment's row)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,8 @@ def _block_kind(block: dict[str, Any], n_blocks: int) -> str:
 
 def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
     """One row per segment; each block a bar piece as a share of its segment, coloured by
-    allocated / inactive split / free whole segment, hover showing the sizes."""
+    allocated / inactive split / free whole segment, hover showing the sizes. A live block is
+    drawn at least ``MIN_VISIBLE_PCT`` wide so a tiny tensor pinning a segment stays visible."""
     rows: dict[str, dict[str, list]] = {
         k: {"x": [], "base": [], "y": [], "text": []} for k in STATE_NAMES
     }
@@ -142,9 +144,14 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
         for block in seg["blocks"]:
             kind = _block_kind(block, len(seg["blocks"]))
             share = 100.0 * block["size"] / seg["total_size"]
+            base = 100.0 * offset / seg["total_size"]
+            if kind == "allocated" and share < MIN_VISIBLE_PCT:
+                # a 512 B tensor in a 2 MiB segment is 0.02 % wide: widen it so it shows
+                share = MIN_VISIBLE_PCT
+                base = min(base, 100.0 - share)
             entry = rows[kind]
             entry["x"].append(share)
-            entry["base"].append(100.0 * offset / seg["total_size"])
+            entry["base"].append(base)
             entry["y"].append(label)
             entry["text"].append(
                 f"{STATE_NAMES[kind]}<br>block {format_size(block['size'])}"
@@ -153,7 +160,9 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
             )
             offset += block["size"]
     fig = go.Figure()
-    for kind, entry in rows.items():
+    # overlay draws later traces on top: live blocks last, so cached neighbours never hide them
+    for kind in ("inactive_split", "free_segment", "allocated"):
+        entry = rows[kind]
         fig.add_trace(
             go.Bar(
                 x=entry["x"] or [0],
@@ -164,6 +173,7 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
                 marker={"color": COLORS[kind], "line": {"color": "white", "width": 1}},
                 hovertext=entry["text"] or [""],
                 hoverinfo="text",
+                legendrank=list(STATE_NAMES).index(kind) + 1,
             )
         )
     fig.update_layout(

@@ -418,6 +418,17 @@ class TestFigures:
         assert any("not reserved by PyTorch" in (t.name or "") for t in chart.data)
         assert segment_map([]).data  # empty snapshot still draws
 
+    def test_segment_map_shows_a_tiny_live_tensor(self):
+        """The 'partial' lesson: one 512 B block pins a 2 MiB segment. At true scale it is 0.02 %
+        of the row, invisible under its cached neighbours; it must be drawn visibly, on top."""
+        gpu, ledger = SimulatedGpu(8), TensorLedger()
+        run_scenario("partial", gpu, ledger)
+        fig = segment_map(gpu.snapshot())
+        allocated = next(t for t in fig.data if t.name.startswith("allocated"))
+        assert fig.data[-1] is allocated  # overlay: the last trace is drawn on top
+        assert min(allocated.x) >= 0.5  # percent of the segment row
+        assert "block 512 bytes" in allocated.hovertext[0]  # hover keeps the true size
+
 
 def test_exception_real_backend_without_gpu():
     from core.memory_backends import TorchCudaBackend
