@@ -57,6 +57,7 @@ MAX_GRID_POINTS = 625  # sampling-grid markers drawn by the page (25 x 25)
 # 1000 image widths away: 0.4 s; 10^7 px away: minutes). Reflection reads further than this
 # many source widths/heights outside the image are refused.
 MAX_REFLECTION_REACH = 100
+MAX_POINT_COORD = 1e6  # px; cv2.getAffineTransform solves in float32 (overflow past ~3e38)
 
 CV2_INTERPOLATION: dict[str, int] = {
     "nearest": cv2.INTER_NEAREST,
@@ -122,8 +123,15 @@ def validate_affine(M: np.ndarray | Sequence[Sequence[float]] | torch.Tensor) ->
             "every entry must be a finite number"
         )
     a = m[:, :2]
-    det = float(np.linalg.det(a))
     scale = float(np.abs(a).max())
+    with np.errstate(over="ignore"):
+        det = float(np.linalg.det(a))
+    if not math.isfinite(det) or not math.isfinite(scale * scale):
+        raise ValueError(
+            f"the affine matrix's 2x2 part {_fmt_matrix(a)} is too large to invert: its "
+            "determinant overflows. Use entries of a sane size (a scale of 1e6 is already a "
+            "million-fold zoom)"
+        )
     if scale == 0.0 or abs(det) <= 1e-12 * scale * scale:
         raise ValueError(
             f"the affine matrix is singular: its 2x2 part {_fmt_matrix(a)} has determinant "
@@ -490,6 +498,11 @@ def matrix_from_points(
             raise ValueError(f"{name} points must be three (x, y) pairs, got shape {arr.shape}")
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} points contain NaN or infinite values: {arr.tolist()}")
+        if np.abs(arr).max() > MAX_POINT_COORD:
+            raise ValueError(
+                f"{name} point coordinates must lie within ±{MAX_POINT_COORD:,.0f} px "
+                f"(OpenCV solves in float32), got {np.abs(arr).max():.3g}"
+            )
         span = float(np.ptp(arr, axis=0).max())
         if span == 0.0 or _triangle_area(arr) <= 1e-6 * span * span:
             shown = ", ".join(f"({x:g}, {y:g})" for x, y in arr)

@@ -138,6 +138,19 @@ def test_smoke():
             "destination points",
         ),
         (lambda: warp.matrix_from_points([(0, 0), (1, 0)], [(0, 0), (1, 0)]), "three"),
+        (
+            lambda: warp.matrix_from_points(
+                [(0, 0), (1e39, 0), (0, 1e39)], [(0, 0), (9, 0), (0, 9)]
+            ),
+            "source point coordinates must lie within ±1,000,000 px",
+        ),
+        (
+            lambda: warp.matrix_from_points(
+                [(0, 0), (9, 0), (0, 9)], [(0, 0), (-1e200, 0), (0, 9)]
+            ),
+            "destination point coordinates",
+        ),
+        (lambda: warp.parse_matrix_text("1e300 0 0\n0 1e300 0"), "too large to invert"),
         (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (0, 8)), "0x8"),
         (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (8, 0)), "too small"),
         (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (5000, 8)), "cap of 4096"),

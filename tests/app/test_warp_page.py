@@ -356,3 +356,24 @@ def test_reflection_far_outside_is_refused(page):
     assert "reflection padding" in errors(at) and "Hint" in errors(at)
     at.text_area(key="warp.matrix_text").input("1 0 30\n0 1 0").run()
     assert not at.error and not at.exception
+
+
+def test_grid_hover_and_live_matrices(page):
+    """Grid hover pairs an output pixel with the input point it reads; N follows align_corners."""
+    at = page
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    hover = [t for spec in specs for trace in spec["data"] for t in trace.get("text") or []]
+    assert any(t.startswith("output (0, 0) ← input (") for t in hover)
+    # Default 30 degree rotation about the centre of chelsea (451x300): output (0, 0) reads
+    # M^-1 (0, 0), which the hover shows to 2 decimals.
+    img = load_sample("chelsea.png").rgb
+    h, w = img.shape[:2]
+    M = warp.matrix_from_params(30.0, 1.0, center=((w - 1) / 2, (h - 1) / 2))
+    x, y = np.linalg.solve(M[:, :2], -M[:, 2])
+    assert f"output (0, 0) ← input ({x:.2f}, {y:.2f})" in hover
+    n_src = [latex.value for latex in at.latex if "N_{src} =" in latex.value]
+    assert n_src and "0.004435" in n_src[0]  # 2/451: align_corners=False
+    at.toggle(key="warp.align_corners").set_value(True).run()
+    n_src = [latex.value for latex in at.latex if "N_{src} =" in latex.value]
+    assert "0.004444" in n_src[0]  # 2/450: align_corners=True
+    assert any(r"\frac{2x}{W-1}" in latex.value for latex in at.latex)
