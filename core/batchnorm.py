@@ -28,6 +28,7 @@ from torch import Tensor, nn
 __all__ = [
     "LAYOUTS",
     "MAX_STEPS",
+    "MAX_STREAM_VALUE",
     "MAX_VALUES_PER_BATCH",
     "Anatomy",
     "BNState",
@@ -63,6 +64,7 @@ __all__ = [
 LAYOUTS: dict[str, int] = {"(N, C)": 0, "(N, C, L)": 1, "(N, C, H, W)": 2}
 MAX_VALUES_PER_BATCH = 262_144  # N * C * spatial elements in one simulated batch
 MAX_STEPS = 2_000  # longest simulated history
+MAX_STREAM_VALUE = 1e12  # |mean| and std of a stream: float32 batches and squares stay finite
 _SEED_STRIDE = 1_000_003  # batch k of seed s is drawn from a generator seeded with s*stride + k
 
 
@@ -166,24 +168,109 @@ def _values_per_channel(shape: Sequence[int]) -> int:
     return int(shape[0]) * int(np.prod(shape[2:], dtype=np.int64))
 
 
+def _fma(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
+    """``a * b + c`` rounded once, as the fused multiply-add of torch's vectorized CPU kernels.
+
+    For float32 (and half types) the product is exact in float64, so one float64 add and one
+    rounding back give the fused result (up to a double-rounding tie, which is vanishingly rare).
+    float64 has no wider type here, so it is rounded twice (an error of about 1e-16).
+    """
+    if a.dtype in (torch.float32, torch.float16, torch.bfloat16):
+        return torch.addcmul(c.double(), a.double(), b.double()).to(a.dtype)
+    return a * b + c
+
+
+def _mean_and_var_sum(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Per-channel mean and sum of squared deviations, in the order torch's CPU kernel uses.
+
+    Following that order (not just the formula) is what lets :func:`manual_batchnorm` agree
+    with ``nn.BatchNorm`` to 1e-5 in float32 even for badly conditioned batches, where
+    ``y = x * alpha + beta`` amplifies a one-ulp difference in the mean by ``alpha``.
+
+    * More than one value per sample and channel (``(N, C, L)``, ``(N, C, H, W)``): one float64
+      sum per channel, the mean rounded to ``x.dtype``, then a float64 sum of the squared
+      deviations (each squared in ``x.dtype``).
+    * One value per sample and channel (``(N, C)``, or ``L = 1`` / ``H = W = 1``): torch treats
+      the input as ``N`` rows of ``C`` and splits the rows over ``torch.get_num_threads()``
+      threads in equal chunks (one chunk if ``N`` is not larger than the thread count). Each
+      chunk is summed in ``x.dtype`` (squared deviations with a fused multiply-add) and the
+      chunk sums are added in float64. (float16/bfloat16 use the first recipe.)
+
+    Args:
+        x: ``(N, C, *S)`` contiguous floating tensor.
+
+    Returns:
+        ``(mean, var_sum)``, each ``(C,)`` in ``x.dtype``.
+    """
+    dims = _reduce_dims(x)
+    n_batch, channels = x.shape[0], x.shape[1]
+    n = _values_per_channel(x.shape)
+    if n > n_batch or x.dtype not in (torch.float32, torch.float64):
+        mean = (x.double().sum(dim=dims) / n).to(x.dtype)
+        centered = x - _per_channel(mean, x)
+        var_sum = (centered * centered).double().sum(dim=dims).to(x.dtype)
+        return mean, var_sum
+    # Row chunks of every thread side by side: (threads, chunk, C), padded with zero rows.
+    threads = torch.get_num_threads()
+    threads = threads if n_batch > threads else 1
+    chunk = -(-n_batch // threads)
+    rows = x.detach().reshape(n_batch, channels).cpu().numpy()
+    blocks = np.zeros((threads * chunk, channels), dtype=rows.dtype)
+    blocks[:n_batch] = rows
+    blocks = blocks.reshape(threads, chunk, channels)
+    with np.errstate(all="ignore"):  # NaN/inf propagate as in torch, silently
+        # Sequential sums in x.dtype within a chunk (adding a zero row changes nothing).
+        partial = np.add.accumulate(blocks, axis=1)[:, -1]
+        mean = (partial.astype(np.float64).sum(axis=0) / n).astype(rows.dtype)
+        deviation = blocks - mean
+        deviation.reshape(-1, channels)[n_batch:] = 0.0  # padding rows contribute nothing
+        if rows.dtype == np.float64:
+            partial = np.add.accumulate(deviation * deviation, axis=1)[:, -1]
+        else:  # fused: partial = round(partial + d * d), with d * d exact in float64
+            squares = deviation.astype(np.float64) ** 2
+            partial = np.zeros((threads, channels), dtype=rows.dtype)
+            for k in range(chunk):
+                partial = (partial + squares[:, k]).astype(rows.dtype)
+        var_sum = partial.astype(np.float64).sum(axis=0).astype(rows.dtype)
+    return (torch.from_numpy(mean).to(x.device), torch.from_numpy(var_sum).to(x.device))
+
+
 def batch_stats(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-channel statistics of one batch.
+    """Per-channel statistics of one batch, computed as ``nn.BatchNorm`` computes them.
 
     Args:
         x: ``(N, C, *S)`` float tensor.
 
     Returns:
-        ``(mean, biased_var, unbiased_var)``, each ``(C,)`` in ``x.dtype``. The unbiased
-        variance is ``biased * n / (n - 1)`` with ``n = N * prod(S)``; it is ``inf``/``nan``
-        for ``n == 1``.
+        ``(mean, biased_var, unbiased_var)``, each ``(C,)`` in ``x.dtype``: the sum of squared
+        deviations divided by ``n`` and by ``n - 1``, with ``n = N * prod(S)``. The unbiased
+        variance is ``nan`` for ``n == 1``.
     """
-    dims = _reduce_dims(x)
     n = _values_per_channel(x.shape)
-    mean = x.mean(dim=dims)
-    centered = x - _per_channel(mean, x)
-    biased = (centered * centered).sum(dim=dims) / n
-    unbiased = biased * (n / (n - 1)) if n > 1 else biased * float("nan")
+    mean, var_sum = _mean_and_var_sum(x)
+    biased = var_sum / n
+    unbiased = var_sum / (n - 1) if n > 1 else var_sum * float("nan")
     return mean, biased, unbiased
+
+
+def _updated_state(state: BNState, mean: Tensor, unbiased_var: Tensor,
+                   momentum: float | None) -> BNState:
+    """One running-statistics update, rounded as torch's CPU kernel rounds it.
+
+    ``running = (1 - m) * running + m * batch_stat`` with ``m = momentum``, or
+    ``1 / num_batches_tracked`` (counted after this batch) when momentum is None. torch rounds
+    ``m`` to the buffer dtype first; running_var gets the *unbiased* batch variance.
+    """
+    count = state.num_batches_tracked + 1
+    rm, rv = state.running_mean, state.running_var
+    factor = torch.tensor(1.0 / count if momentum is None else float(momentum),
+                          dtype=rm.dtype, device=rm.device)
+    unbiased_var = unbiased_var.to(rv.dtype)
+    return BNState(
+        running_mean=factor * mean.to(rm.dtype) + (1 - factor) * rm,
+        running_var=_fma(factor.expand_as(unbiased_var), unbiased_var, (1 - factor) * rv),
+        num_batches_tracked=count,
+    )
 
 
 def manual_batchnorm(
@@ -272,30 +359,26 @@ def manual_batchnorm(
         # torch refuses eps == 0 whenever it normalizes with batch statistics.
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
 
+    # The arithmetic below follows torch's CPU kernels step by step (which dtype each step is
+    # rounded to, which steps are fused multiply-adds), so the result agrees with nn.BatchNorm
+    # to float rounding even when |x| * alpha is large and y = x * alpha + beta cancels.
     new_state = state
     if use_batch_stats:
-        mean, biased_var, unbiased_var = batch_stats(x)
+        n = _values_per_channel(x.shape)
+        norm_mean, var_sum = _mean_and_var_sum(x)
+        # Normalize with the biased variance; 1/sqrt in float64, then rounded.
+        invstd = (1.0 / torch.sqrt((var_sum / n).double() + eps)).to(x.dtype)
         if training and track_running_stats:
-            count = state.num_batches_tracked + 1
-            factor = 1.0 / count if momentum is None else float(momentum)
-            rm, rv = state.running_mean, state.running_var
-            new_state = BNState(
-                running_mean=factor * mean.to(rm.dtype) + (1.0 - factor) * rm,
-                running_var=factor * unbiased_var.to(rv.dtype) + (1.0 - factor) * rv,
-                num_batches_tracked=count,
-            )
-        norm_mean, norm_var = mean, biased_var
+            new_state = _updated_state(state, norm_mean, var_sum / (n - 1), momentum)
     else:
         norm_mean = state.running_mean.to(x.dtype)
-        norm_var = state.running_var.to(x.dtype)
+        invstd = torch.rsqrt(state.running_var.to(x.dtype) + eps)
 
-    # Same arrangement as PyTorch's CPU kernel: y = x * alpha + beta.
-    invstd = 1.0 / torch.sqrt(norm_var + eps)
+    # Same arrangement as PyTorch's CPU kernel: y = x * alpha + beta, both fused.
     alpha = invstd if weight is None else invstd * weight.to(x.dtype)
-    beta = -norm_mean * alpha
-    if bias is not None:
-        beta = bias.to(x.dtype) + beta
-    y = x * _per_channel(alpha, x) + _per_channel(beta, x)
+    shift = torch.zeros_like(alpha) if bias is None else bias.to(x.dtype)
+    beta = _fma(-norm_mean, alpha, shift)
+    y = _fma(x, _per_channel(alpha, x), _per_channel(beta, x))
     return y, new_state
 
 
@@ -381,6 +464,12 @@ class Stream:
                 if not math.isfinite(v):
                     raise ValueError(
                         f"stream {label} for channel {c} is {v}; NaN/inf are not allowed"
+                    )
+                if abs(v) > MAX_STREAM_VALUE:
+                    raise ValueError(
+                        f"stream {label} for channel {c} is {v:g}; keep it within "
+                        f"±{MAX_STREAM_VALUE:g} so the float32 batches and their squared "
+                        "deviations stay finite"
                     )
                 if label.startswith("std") and v <= 0:
                     raise ValueError(
@@ -529,6 +618,9 @@ def simulate(stream: Stream, steps: int, batch_size: int, *, spatial: Sequence[i
              dtype: torch.dtype = torch.float32) -> History:
     """Run ``steps`` training steps of :func:`manual_batchnorm` on ``stream``.
 
+    Only the buffers are kept, so each step computes the batch statistics once and applies the
+    same running-statistics update as :func:`manual_batchnorm` (the output is not needed).
+
     Batch ``k`` (0-based) is :func:`sample_batch` ``(stream, k, ...)``. ``eps`` and ``affine``
     do not change the running statistics; they are accepted so a call mirrors a module.
 
@@ -549,8 +641,8 @@ def simulate(stream: Stream, steps: int, batch_size: int, *, spatial: Sequence[i
             f"Expected more than 1 value per channel when training, got input size "
             f"{torch.Size(shape)}"
         )
-    weight = torch.ones(channels, dtype=dtype) if affine else None
-    bias = torch.zeros(channels, dtype=dtype) if affine else None
+    if steps > 0 and eps <= 0.0:  # as manual_batchnorm (and torch) in training
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     state = BNState.fresh(channels, track_running_stats=track_running_stats, dtype=dtype)
     b_mean = np.zeros((steps, channels))
     b_var = np.zeros((steps, channels))
@@ -564,9 +656,8 @@ def simulate(stream: Stream, steps: int, batch_size: int, *, spatial: Sequence[i
     for k in range(steps):
         x = sample_batch(stream, k, batch_size, spatial, seed=seed, dtype=dtype)
         mean, var, var_u = batch_stats(x)
-        _, state = manual_batchnorm(x, state, training=True, momentum=momentum, eps=eps,
-                                    weight=weight, bias=bias,
-                                    track_running_stats=track_running_stats)
+        if track_running_stats:  # what manual_batchnorm(x, state, training=True) does
+            state = _updated_state(state, mean, var_u, momentum)
         b_mean[k], b_var[k], b_var_u[k] = mean.double().numpy(), var.double().numpy(), \
             var_u.double().numpy()
         m, s = stream.params_at(k)
