@@ -138,3 +138,48 @@ def test_bad_image_pairs(flow_page):
     at.file_uploader(key="flow.image2").upload("big.png", _png(8, 1100)).run()
     assert not at.exception
     assert "size cap" in _errors(at)
+
+
+def test_display_only_widgets_do_not_refill(flow_page, monkeypatch):
+    # Picking which EPE map to show must not rerun every method (the notes' avg_pool2d
+    # reference takes seconds on a small CPU); the page reuses the comparison it already has.
+    import core.flowfill as ff
+
+    calls = []
+    real = ff.compare_methods
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("max_window"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ff, "compare_methods", counting)
+    at = flow_page
+    at.select_slider(key="flow.max_window").set_value(9).run()
+    assert calls == [9]
+    at.selectbox(key="flow.epe_method").select_index(3).run()
+    assert not at.exception and calls == [9]
+    at.select_slider(key="flow.max_window").set_value(17).run()
+    assert calls == [9, 17]
+
+
+def test_large_maps_are_sent_downsampled(flow_page):
+    # A 720x1280 heat map is ~12 MB of plotly JSON per chart and rerun: the page sends the
+    # scale-count and EPE maps at most HEAT_MAX_SIDE pixels a side.
+    import json
+
+    at = flow_page
+    at.toggle(key="flow.notes").set_value(False)
+    at.selectbox(key="flow.size").select("720x1280").run()
+    assert not at.exception and not at.error
+    heat = []
+    for chart in at.get("plotly_chart"):
+        fig = json.loads(chart.proto.spec)
+        for trace in fig["data"]:
+            if trace.get("type") == "heatmap":
+                z = trace["z"]  # plotly >= 6 sends a typed array {"bdata", "shape": "H, W"}
+                shape = (tuple(int(v) for v in z["shape"].split(",")) if isinstance(z, dict)
+                         else (len(z), len(z[0])))
+                heat.append(shape)
+    assert len(heat) == 2, heat
+    assert all(max(shape) <= 640 for shape in heat), heat
+    assert any("every 2nd pixel" in c.value for c in at.caption)
