@@ -320,9 +320,26 @@ with tab_map:
     st.caption(
         f"Timed once, when this map was computed: {result.images} image(s) in {result.batches} "
         f"forward + backward pass(es) on `{loaded.device}`{per_image}, wall clock. Model "
-        f"loading is not included; {warm_text}. Other work on a shared CPU slows a single "
-        "run; `python benchmarks/saliency.py` prints steady-state medians."
+        f"loading is not included; {warm_text}. Other work on the CPU (other sessions or "
+        "programs, the browser drawing this page) slows a single run; "
+        "`python benchmarks/saliency.py` prints steady-state medians."
     )
+    if st.button("Measure again: median of 5 passes", key="saliency.retime"):
+        with st.spinner("Timing 5 forward + backward passes ..."):
+            try:
+                st.session_state["saliency._retime"] = (
+                    cache_key,
+                    S.time_gradient_pass(loaded.model, x, int(target), objective=objective),
+                )
+            except (ValueError, RuntimeError) as error:
+                st.error(f"{error}\n\n**What to change:** try another model or objective.")
+    retimed = st.session_state.get("saliency._retime")
+    if retimed is not None and retimed[0] == cache_key:
+        timing: S.PassTiming = retimed[1]
+        st.caption(
+            f"Median of {timing.repeats} back-to-back passes on one image, measured on request: "
+            f"forward {timing.forward_ms:.0f} ms, backward {timing.backward_ms:.0f} ms."
+        )
     share = S.mass_above_percentile(result.saliency, percentile)
     prob = float(torch.softmax(result.logits, 0)[int(target)])
     lines = [

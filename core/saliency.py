@@ -258,6 +258,45 @@ def warm_up(model: nn.Module, x: torch.Tensor) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
+@dataclass(frozen=True)
+class PassTiming:
+    """Median wall-clock times (ms) of ``repeats`` back-to-back forward + input-gradient passes
+    on one image: a steady-state figure, unlike the single timing in ``SaliencyResult``."""
+
+    forward_ms: float
+    backward_ms: float
+    repeats: int
+
+
+def time_gradient_pass(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    *,
+    objective: Objective = "logit",
+    repeats: int = 5,
+) -> PassTiming:
+    """Time ``repeats`` vanilla gradient passes of ``x`` (1, C, H, W) and return their medians.
+
+    Raises:
+        ValueError: bad ``x``/objective/target (as ``vanilla_saliency``), ``repeats`` < 1.
+    """
+    tgt = _prepare(model, x, target, objective, "sum")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    clocks = []
+    with eval_mode(model):
+        for _ in range(repeats):
+            clock = _Clock()
+            _input_gradient(model, x, tgt, objective, clock)
+            clocks.append(clock)
+    return PassTiming(
+        forward_ms=float(np.median([c.forward_s for c in clocks])) * 1e3,
+        backward_ms=float(np.median([c.backward_s for c in clocks])) * 1e3,
+        repeats=repeats,
+    )
+
+
 def _run(
     model: nn.Module,
     x: torch.Tensor,

@@ -164,6 +164,18 @@ class TestTimingAndWarmUp:
         result = S.compute_saliency(model, x, 1, "integrated_gradients", steps=8, batch_size=8)
         assert (result.images, result.batches) == (8, 1)
 
+    def test_time_gradient_pass(self) -> None:
+        model, x = SmallNet().eval(), torch.randn(1, 3, 10, 10)
+        timing = S.time_gradient_pass(model, x, 1, repeats=3)
+        assert timing.repeats == 3 and timing.forward_ms > 0 and timing.backward_ms > 0
+        assert all(p.grad is None for p in model.parameters())
+        with pytest.raises(ValueError, match="repeats must be an integer >= 1, got 0"):
+            S.time_gradient_pass(model, x, 1, repeats=0)
+        with pytest.raises(ValueError, match="class index 7 is out of range"):
+            S.time_gradient_pass(model, x, 7)
+        with pytest.raises(ValueError, match="objective must be one of"):
+            S.time_gradient_pass(model, x, 1, objective="prob")  # type: ignore[arg-type]
+
     def test_warm_up_runs_a_gradient_pass_and_changes_nothing(self) -> None:
         model = SmallNet().train()
         for p in model.parameters():

@@ -167,6 +167,12 @@ def test_timing_is_labelled_and_excludes_the_warm_up(open_page, monkeypatch):
     forward = next(m for m in at.metric if m.label == "Forward")
     assert "Excluded: model loading" in forward.help
 
+    assert not any("measured on request" in c.value for c in at.caption)
+    at.button(key="saliency.retime").click().run()
+    assert not at.exception and not at.error, errors(at)
+    assert any(c.value.startswith("Median of 5 back-to-back passes") for c in at.caption)
+    assert calls == ["warm_up", "compute"]  # re-timing does not recompute the map
+
     at.session_state["saliency.n"] = 3
     at.selectbox(key="saliency.method").select("smoothgrad").run()
     assert not at.exception and not at.error, errors(at)
