@@ -14,6 +14,7 @@ from core.images import (
     list_samples,
     load_sample,
 )
+from ui.state import keep_widget_state
 
 SAMPLE = "Bundled sample"
 UPLOAD = "Upload a file"
@@ -47,6 +48,8 @@ def image_input(
     value is ``None`` whenever there is no usable image.
     """
     samples = list_samples()
+    # The upload itself cannot be restored by Streamlit; the source and sample choice can.
+    keep_widget_state([f"{key}.source", f"{key}.sample"])
     source = st.radio(
         label,
         [SAMPLE, UPLOAD],

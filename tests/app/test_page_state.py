@@ -1,0 +1,30 @@
+"""A page's controls survive a visit to another page (Streamlit alone would reset them)."""
+
+from __future__ import annotations
+
+import pytest
+
+# (page, widget kind, key, new value): one value widget per page is enough to prove the
+# mechanism is wired in; each page lists all of its own keys.
+CASES = [
+    ("home", "selectbox", "home.image.sample", "coffee.png"),
+    ("home", "radio", "home.image.source", "Upload a file"),
+]
+
+
+def _widget(at, kind: str, key: str):
+    return getattr(at, kind)(key=key)
+
+
+@pytest.mark.parametrize(("slug", "kind", "key", "value"), CASES, ids=[c[2] for c in CASES])
+def test_controls_survive_a_page_switch(open_page, slug, kind, key, value):
+    at = open_page(slug)
+    widget = _widget(at, kind, key)
+    (widget.select(value) if kind == "selectbox" else widget.set_value(value)).run()
+    assert _widget(at, kind, key).value == value
+    other = "app_pages/home.py" if slug != "home" else "app_pages/indexing.py"
+    at.switch_page(other).run()
+    assert not at.exception
+    at.switch_page(f"app_pages/{slug}.py").run()
+    assert not at.exception, at.exception
+    assert _widget(at, kind, key).value == value
