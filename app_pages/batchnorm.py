@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 from core import batchnorm as bn
 from ui.code import show_code
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 STEPS_KEY = "batchnorm._steps_done"  # session state, not a widget
 EPS_OPTIONS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
@@ -56,6 +57,15 @@ st.caption(
     "and every number checked against the real nn.BatchNorm."
 )
 settings = current_settings()
+# Value widgets (not the buttons) come back as the user left them after a visit to another page.
+keep_widget_state(
+    f"batchnorm.{name}"
+    for name in (
+        "channels", "batch_size", "spatial", "layout", "mean", "std", "shift", "shift_step",
+        "shift_mean", "shift_std", "inject_nan", "nan_step", "momentum_mode", "momentum", "eps",
+        "affine", "track", "n_steps", "channel", "groups", "keras_direction", "keras_value",
+    )
+)  # fmt: skip
 
 # ------------------------------------------------------------------------------------------
 # Controls

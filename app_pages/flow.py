@@ -26,6 +26,7 @@ from core.flowfill import (
 )
 from ui.code import show_code
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 IMAGE_CAP = 1024  # uploaded image pairs: Farneback + every method must stay interactive
 SOURCES = {
@@ -53,6 +54,14 @@ st.caption(
     "for accuracy and speed."
 )
 settings = current_settings()
+# Value widgets (not the uploads) come back as the user left them after a visit to another page.
+keep_widget_state(
+    f"flow.{name}"
+    for name in (
+        "source", "field", "size", "noise", "mask", "fraction", "hole_size", "fb_threshold",
+        "max_window", "per_scale", "notes", "epe_method",
+    )
+)  # fmt: skip
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -39,6 +39,7 @@ from core.memory_figures import (
 from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
 from ui.code import show_code
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 HISTORY_MAX = 5000
 SIM_CHOICE = "simulated GPU"
@@ -52,6 +53,15 @@ st.caption(
 
 state = st.session_state
 settings = current_settings()
+# Value widgets (not buttons, and not the backend, whose options follow the sidebar device)
+# come back as the user left them after a visit to another page.
+keep_widget_state(
+    f"memory.{name}"
+    for name in (
+        "sim_total", "alloc_mode", "size", "unit", "shape", "dtype", "scenario", "live",
+        "interval", "window", "stats_nonzero",
+    )
+)  # fmt: skip
 if "memory.ledger" not in state:
     # Tensors belong to this browser session: the ledger frees them when the session ends.
     state["memory.ledger"] = TensorLedger()

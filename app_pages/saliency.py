@@ -15,6 +15,7 @@ from core import saliency as S
 from ui.code import show_code
 from ui.image_input import image_input
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 st.title("Saliency: which pixels drive the decision?")
 st.caption(
@@ -23,6 +24,16 @@ st.caption(
 )
 
 settings = current_settings()
+# Value widgets (not buttons, uploads or tabs) come back as the user left them after a visit
+# to another page, or after switching the method away and back.
+keep_widget_state(
+    f"saliency.{name}"
+    for name in (
+        "model_source", "model", "architecture", "target_mode", "target_class", "method",
+        "objective", "reduce", "n", "sigma", "steps", "baseline", "percentile", "alpha",
+        "colormap", "sanity_layers",
+    )
+)  # fmt: skip
 
 
 def _warmed(loaded: M.LoadedModel) -> tuple[M.LoadedModel, float | None]:

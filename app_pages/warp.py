@@ -13,6 +13,7 @@ from core import warp
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
 SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
@@ -32,10 +33,15 @@ KEPT_STATE = (
     *(f"warp.p{i}_{c}" for i in range(3) for c in ("sx", "sy", "dx", "dy")),
     "warp.out_w",
     "warp.out_h",
+    # ... and the visible choices, so that a visit to another page keeps them too.
+    "warp.definition",
+    "warp.size_mode",
+    "warp.mode",
+    "warp.padding",
+    "warp.align_corners",
+    "warp.notes",
 )
-for _key in KEPT_STATE:
-    if _key in st.session_state:
-        st.session_state[_key] = st.session_state[_key]
+keep_widget_state(KEPT_STATE)
 
 st.title("Affine warp playground")
 st.caption(

@@ -9,6 +9,13 @@ import pytest
 CASES = [
     ("home", "selectbox", "home.image.sample", "coffee.png"),
     ("home", "radio", "home.image.source", "Upload a file"),
+    ("batchnorm", "checkbox", "batchnorm.affine", False),
+    ("warp", "slider", "warp.angle", -45.0),
+    ("warp", "selectbox", "warp.mode", "nearest"),
+    ("warp", "selectbox", "warp.image.sample", "coffee.png"),
+    ("flow", "select_slider", "flow.max_window", 9),
+    ("saliency", "slider", "saliency.alpha", 0.8),
+    ("memory", "selectbox", "memory.unit", "MB"),
 ]
 
 
