@@ -11,6 +11,7 @@ from core import indexing as ix
 from core.indexing_plots import trace_figures
 from ui.code import show_code
 from ui.settings import current_settings
+from ui.state import keep_widget_state
 
 K = "indexing"
 DIMS = [-3, -2, -1, 0, 1, 2]
@@ -57,22 +58,11 @@ def _load_index_preset() -> None:
 
 
 #: Widget values kept when the user visits another page and comes back (Streamlit drops the
-#: state of widgets that a run does not draw, so they are mirrored under a plain key).
+#: state of widgets that a run does not draw; ui.state mirrors them under a plain key).
 KEPT = (
     "preset", "op", "dim", "random_ndim", "reduce", "include_self", "first", "index", "src",
     "x", "index_preset", "expr", "cell", "index_cell", "pitfall", "pitfall_n",
 )  # fmt: skip
-
-
-def _restore_state() -> None:
-    for name, value in st.session_state.get(f"{K}._kept", {}).items():
-        st.session_state.setdefault(f"{K}.{name}", value)
-
-
-def _keep_state() -> None:
-    st.session_state[f"{K}._kept"] = {
-        name: st.session_state[f"{K}.{name}"] for name in KEPT if f"{K}.{name}" in st.session_state
-    }
 
 
 def _init_state() -> None:
@@ -185,7 +175,7 @@ st.caption(
     "classic pitfalls."
 )
 settings = current_settings()
-_restore_state()
+keep_widget_state(f"{K}.{name}" for name in KEPT)
 _init_state()
 
 tab_gs, tab_ix, tab_pit = st.tabs(["gather & scatter_", "x[...] indexing", "8 pitfalls"])
@@ -408,4 +398,3 @@ with tab_pit:
     st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
     show_code(demo.snippet)
 
-_keep_state()
