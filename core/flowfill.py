@@ -35,6 +35,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from core.images import decode_image as decode_rgb
+
 __all__ = [
     "BACKENDS",
     "FLO_MAGIC",
@@ -673,17 +675,27 @@ def synthetic_flow(
 
 
 def decode_image(data: bytes, name: str = "image", *, max_side: int = MAX_SIDE) -> np.ndarray:
-    """Decode uploaded bytes into an (H, W, 3) uint8 RGB image, checking the size cap."""
-    arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    if arr is None:
-        raise ValueError(f"{name} is not an image OpenCV can read (PNG, JPEG, BMP, ...)")
-    h, w = arr.shape[:2]
+    """Decode uploaded bytes into an (H, W, 3) uint8 RGB image, refusing images over the cap.
+
+    Decoding is the app's shared one (:func:`core.images.decode_image`: header size check
+    before any pixel is decoded, EXIF orientation, every image mode). Unlike the other pages
+    nothing is downscaled here: the two images of a pair must keep their sizes to match.
+
+    Raises:
+        ValueError: for unreadable files, and for images over ``max_side`` pixels a side.
+    """
+    try:
+        # No downscaling (max_side is the decoder's hard ceiling); the cap is checked below.
+        rgb = decode_rgb(data, max_side=2**31 - 1).rgb
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from error
+    h, w = rgb.shape[:2]
     if max(h, w) > max_side:
         raise ValueError(
             f"{name} is {h}x{w} pixels, over the size cap of {max_side} pixels per side; "
             "downscale it first"
         )
-    return cv2.cvtColor(arr, cv2.COLOR_BGR2RGB)
+    return rgb
 
 
 def _to_gray(img: np.ndarray, name: str) -> np.ndarray:

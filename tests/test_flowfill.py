@@ -17,6 +17,7 @@ from core.flowfill import (
     build_flow,
     case_from_flow,
     compare_methods,
+    decode_image,
     endpoint_error,
     epe_stats,
     farneback_flow,
@@ -462,3 +463,15 @@ def test_snippet_runs_and_matches(max_window):
     np.testing.assert_allclose(namespace["filled"], expected, **TOL)
     upload = snippet_for(None, max_window, upload_name="my flow<script>.flo")
     assert "my_flow.flo" in upload and "<script>" not in upload
+
+
+def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
+    from tests.test_images import png_header_only
+
+    # The header claims 30000x30000: refused before any pixel is decoded (core.images).
+    with pytest.raises(ValueError, match="too large"):
+        decode_image(png_header_only(30_000, 30_000), "the first image")
+    with pytest.raises(ValueError, match="the second image: .*not an image"):
+        decode_image(b"definitely not an image", "the second image")
+    with pytest.raises(ValueError, match="empty"):
+        decode_image(b"", "the first image")
