@@ -1,0 +1,239 @@
+"""The notes the app teaches from: citations, and "the notes say / PyTorch today does" checks.
+
+The notes are three Chinese plain-text notebooks (kept beside the repo in ``shared/seeds/``; the
+app does not need them at run time). Every example the app takes from them cites its place as
+``FILE:LINE`` (for example ``002:926``), through :class:`NotesRef`.
+
+Where the notes are wrong or out of date, a page shows a :class:`NotesCallout`: the notes' own
+words (Chinese, verbatim), an English gloss, the line reference, and what PyTorch does *today*,
+decided from a live run of a snippet (:func:`run_live`), never from a hard-coded answer.
+
+Each lesson module that has callouts defines ``notes_callouts() -> list[NotesCallout]``;
+:func:`all_callouts` collects them (the README lists every one, and a test checks it does).
+Pure: no Streamlit.
+
+>>> str(NotesRef.parse("002:980-992"))
+'002:980-992'
+>>> run_live("print(1 + 1)").output
+'2'
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import torch
+
+#: The short name an issue or a page uses for each notes file.
+NOTES_FILES: dict[str, str] = {
+    "000": "000_0f3bd0d9fbda80d9.txt",
+    "002": "002_2d2a0ce5273c1c0a.txt",
+    "004": "004_eac26613ef2afffa.txt",
+}
+
+#: Where the notes live when the repo sits in its usual workspace (tests read them from here).
+SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+Verdict = Literal["wrong", "out of date", "incomplete", "differs from the app"]
+VERDICTS: tuple[str, ...] = ("wrong", "out of date", "incomplete", "differs from the app")
+
+#: Modules whose ``notes_callouts()`` the app shows; :func:`all_callouts` reads them in order.
+CALLOUT_MODULES: tuple[str, ...] = (
+    "core.environment",
+    "core.indexing",
+    "core.indexing_pitfalls",
+    "core.batchnorm",
+    "core.warp",
+    "core.saliency",
+    "core.flowfill",
+    "core.memory_scenarios",
+)
+
+_REF_RE = re.compile(r"^(\d{3}):(\d+)(?:-(\d+))?$")
+
+
+@dataclass(frozen=True)
+class NotesRef:
+    """A place in the notes: file short name (``"002"``) and a line or an inclusive line range."""
+
+    file: str
+    first_line: int
+    last_line: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.file not in NOTES_FILES:
+            raise ValueError(f"notes file must be one of {list(NOTES_FILES)}, got {self.file!r}")
+        if self.first_line < 1:
+            raise ValueError(f"notes lines start at 1, got {self.first_line}")
+        if self.last_line is not None and self.last_line < self.first_line:
+            raise ValueError(
+                f"line range must not run backwards, got {self.first_line}-{self.last_line}"
+            )
+
+    @classmethod
+    def parse(cls, text: str) -> NotesRef:
+        """``"002:926"`` or ``"002:980-992"`` -> :class:`NotesRef`; ``ValueError`` otherwise."""
+        match = _REF_RE.match(text.strip())
+        if not match:
+            raise ValueError(
+                f"a notes reference looks like '002:926' or '002:980-992', got {text!r}"
+            )
+        last = int(match[3]) if match[3] else None
+        return cls(match[1], int(match[2]), last)
+
+    @property
+    def filename(self) -> str:
+        """The notes file this reference points into (``002_2d2a0ce5273c1c0a.txt``)."""
+        return NOTES_FILES[self.file]
+
+    @property
+    def lines(self) -> range:
+        """The 1-based line numbers covered."""
+        return range(self.first_line, (self.last_line or self.first_line) + 1)
+
+    def __str__(self) -> str:
+        if self.last_line is None or self.last_line == self.first_line:
+            return f"{self.file}:{self.first_line}"
+        return f"{self.file}:{self.first_line}-{self.last_line}"
+
+
+def cite(ref: str | NotesRef) -> str:
+    """The label a page prints next to an example taken from the notes: ``"notes 002:926"``."""
+    parsed = NotesRef.parse(ref) if isinstance(ref, str) else ref
+    return f"notes {parsed}"
+
+
+# --------------------------------------------------------------------------------------------
+# Live runs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    """What a snippet did when it ran just now.
+
+    ``output`` is everything it printed (and any warning it raised, as ``Warning: ...``
+    lines), ``error`` is ``"ExceptionType: message"`` when it raised, else ``None``.
+    """
+
+    code: str
+    output: str
+    error: str | None
+    error_type: str | None
+    torch_version: str
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+    @property
+    def transcript(self) -> str:
+        """Printed output followed by the error line, as a console would show them."""
+        parts = [self.output] if self.output else []
+        if self.error:
+            parts.append(self.error)
+        return "\n".join(parts)
+
+
+def run_live(code: str) -> LiveRun:
+    """Execute ``code`` (the app's own snippet, never user text) and capture what it did.
+
+    ``print`` is replaced inside the snippet's namespace instead of redirecting ``sys.stdout``,
+    because the server runs many sessions in threads of one process and a global redirect would
+    capture (or swallow) their output too. Warnings are recorded and reported as output lines.
+    ``warnings.catch_warnings`` swaps process-wide state, so a warning raised at that moment by
+    another session's thread may land here too; pages cache callouts, which keeps that rare.
+    The snippet runs in a fresh namespace with ``torch`` not pre-imported: it must import what
+    it uses, so the same text runs as-is in a Python shell.
+    """
+    lines: list[str] = []
+
+    def _print(*args: object, sep: str = " ", end: str = "\n", **_: object) -> None:
+        lines.append(sep.join(str(a) for a in args) + end)
+
+    namespace: dict[str, object] = {"__name__": "__notes_snippet__", "print": _print}
+    error = error_type = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(compile(code, "<snippet>", "exec"), namespace)
+        except Exception as exc:  # a snippet that demonstrates an error is expected to raise
+            error_type = type(exc).__name__
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    for warning in caught:
+        lines.append(f"Warning: {warning.category.__name__}: {warning.message}\n")
+    return LiveRun(code, "".join(lines).rstrip("\n"), error, error_type, torch.__version__)
+
+
+# --------------------------------------------------------------------------------------------
+# Callouts
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NotesCallout:
+    """One place where the notes are wrong or out of date, checked live.
+
+    ``quote_zh`` is the notes' text verbatim (a test finds it at ``ref`` in the notes);
+    ``gloss_en`` says in English what it claims; ``today`` is what PyTorch does now, written
+    from ``run`` (the caller picks the sentence by looking at the run's result, so a change in
+    PyTorch changes the sentence); ``verdict`` is one of :data:`VERDICTS`.
+    """
+
+    key: str
+    title: str
+    ref: NotesRef
+    quote_zh: str
+    gloss_en: str
+    verdict: str
+    today: str
+    run: LiveRun
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if not re.fullmatch(r"[a-z0-9_]+", self.key):
+            raise ValueError(f"callout key must be snake_case, got {self.key!r}")
+
+
+def all_callouts() -> list[NotesCallout]:
+    """Every callout of every module in :data:`CALLOUT_MODULES` (computed live, a few seconds)."""
+    callouts: list[NotesCallout] = []
+    for name in CALLOUT_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        builder = getattr(module, "notes_callouts", None)
+        if builder is not None:
+            callouts.extend(builder())
+    return callouts
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the notes themselves (tests; the app never needs the files)
+# --------------------------------------------------------------------------------------------
+
+
+def normalise_notes_text(text: str) -> str:
+    """Collapse the notes' literal ``\\n`` escapes and every run of whitespace to one space."""
+    return re.sub(r"\s+", " ", text.replace("\\n", " ").replace("\\t", " ")).strip()
+
+
+def notes_lines(ref: NotesRef, seeds_dir: Path = SEEDS_DIR) -> str:
+    """The text of the lines ``ref`` covers, normalised; ``FileNotFoundError`` without notes."""
+    all_lines = (seeds_dir / ref.filename).read_text(encoding="utf-8").splitlines()
+    if ref.lines.stop - 1 > len(all_lines):
+        raise ValueError(f"{ref} is past the end of {ref.filename} ({len(all_lines)} lines)")
+    return normalise_notes_text(" ".join(all_lines[i - 1] for i in ref.lines))
+
+
+def quote_is_at(quote: str, ref: NotesRef, seeds_dir: Path = SEEDS_DIR) -> bool:
+    """Whether ``quote`` (normalised) occurs in the lines ``ref`` covers."""
+    return normalise_notes_text(quote) in notes_lines(ref, seeds_dir)

@@ -1,0 +1,98 @@
+"""core.notes: citations, live runs, and every callout checked against the notes' own text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from core.notes import (
+    NOTES_FILES,
+    SEEDS_DIR,
+    VERDICTS,
+    NotesCallout,
+    NotesRef,
+    all_callouts,
+    cite,
+    normalise_notes_text,
+    quote_is_at,
+    run_live,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_notes = pytest.mark.skipif(
+    not SEEDS_DIR.is_dir(), reason=f"the notes are not beside the repo ({SEEDS_DIR})"
+)
+
+
+@pytest.fixture(scope="module")
+def callouts() -> list[NotesCallout]:
+    return all_callouts()
+
+
+def test_ref_parse_and_str():
+    assert str(NotesRef.parse("002:926")) == "002:926"
+    assert str(NotesRef.parse(" 002:980-992 ")) == "002:980-992"
+    assert list(NotesRef.parse("004:219-221").lines) == [219, 220, 221]
+    assert NotesRef.parse("000:5").filename == NOTES_FILES["000"]
+    assert cite("002:1035") == "notes 002:1035"
+
+
+@pytest.mark.parametrize("bad", ["2:926", "002", "002:", "002:10-5", "003:1", "002:0", "x"])
+def test_ref_exception(bad):
+    with pytest.raises(ValueError):
+        NotesRef.parse(bad)
+
+
+def test_run_live_captures_print_error_and_warning():
+    ok = run_live("import torch\nprint(torch.tensor([1, 2]).sum().item())")
+    assert ok.output == "3" and ok.error is None and not ok.raised
+    bad = run_live("print('before')\nraise IndexError('index 3 is out of bounds')")
+    assert bad.output == "before"
+    assert bad.error == "IndexError: index 3 is out of bounds" and bad.error_type == "IndexError"
+    assert bad.transcript == "before\nIndexError: index 3 is out of bounds"
+    warned = run_live("import warnings\nwarnings.warn('careful', UserWarning)")
+    assert warned.output == "Warning: UserWarning: careful"
+
+
+def test_run_live_namespace_is_fresh():
+    run_live("leak = 1")
+    assert run_live("print('leak' in globals())").output == "False"
+
+
+def test_callout_rejects_unknown_verdict():
+    with pytest.raises(ValueError, match="verdict"):
+        NotesCallout("k", "t", NotesRef.parse("002:1"), "q", "g", "maybe", "today", run_live(""))
+
+
+def test_normalise_collapses_escaped_newlines():
+    assert normalise_notes_text("a\\nb  \n c") == "a b c"
+
+
+def test_callout_keys_are_unique(callouts):
+    keys = [c.key for c in callouts]
+    assert len(keys) == len(set(keys)), keys
+
+
+def test_callouts_have_verdicts_and_live_runs(callouts):
+    for callout in callouts:
+        assert callout.verdict in VERDICTS
+        assert callout.today.strip(), callout.key
+        assert callout.run.code.strip(), callout.key
+
+
+@needs_notes
+def test_every_callout_quotes_the_notes_at_its_line(callouts):
+    missing = [f"{c.key} @ {c.ref}" for c in callouts if not quote_is_at(c.quote_zh, c.ref)]
+    assert not missing, f"quotes not found at their cited lines: {missing}"
+
+
+def test_readme_lists_every_callout(callouts):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^## What the notes say, and where they are wrong\n(.*?)(?=^## )", readme,
+                      re.S | re.M)
+    assert match, "README lacks the section 'What the notes say, and where they are wrong'"
+    section = match[1]
+    absent = [c.key for c in callouts if f"`{c.ref}`" not in section or c.key not in section]
+    assert not absent, f"README section does not list: {absent}"

@@ -1,0 +1,46 @@
+"""The one "The notes say / PyTorch today does" component every page uses."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.notes import NotesCallout, NotesRef, cite
+
+_VERDICT_COLOURS = {
+    "wrong": "red",
+    "out of date": "orange",
+    "incomplete": "blue",
+    "differs from the app": "violet",
+}
+
+
+def notes_callout(callout: NotesCallout) -> None:
+    """Draw one callout: the notes' quote (Chinese, verbatim) and gloss beside today's live run.
+
+    The container's key is ``notes_callout-<key>`` so browser tests can find it as
+    ``.st-key-notes_callout-<key>``. Texts go through ``st.text``/``st.code`` (no markdown), so
+    a quote with ``*`` or ``_`` shows as written.
+    """
+    with st.container(border=True, key=f"notes_callout-{callout.key}"):
+        head, badge = st.columns([5, 1], vertical_alignment="center")
+        head.markdown(f"**{callout.title}**")
+        badge.badge(callout.verdict, color=_VERDICT_COLOURS.get(callout.verdict, "gray"))
+        notes_col, today_col = st.columns(2)
+        with notes_col:
+            st.markdown(f"**The notes say** ({cite(callout.ref)})")
+            st.text(callout.quote_zh)
+            st.text(f"In English: {callout.gloss_en}")
+        with today_col:
+            st.markdown(f"**PyTorch {callout.run.torch_version} does**")
+            st.text(callout.today)
+            st.code(callout.run.code, language="python")
+            st.code(callout.run.transcript or "(prints nothing)", language="text")
+
+
+def notes_citation(ref: str | NotesRef, *, verbatim: bool = True) -> None:
+    """A one-line caption under an example: where in the notes it comes from, or that it is a
+    variation of the notes' example (never claimed as theirs)."""
+    if verbatim:
+        st.caption(f"From the {cite(ref)}, verbatim: same inputs, dim, dtype and printed output.")
+    else:
+        st.caption(f"A variation of the {cite(ref)} example, not the notes' own inputs.")
