@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.notes import NotesCallout, NotesRef, run_live
+
 Objective = Literal["logit", "loss"]
 Reduce = Literal["sum", "max"]
 Baseline = Literal["black", "blur"]
@@ -608,6 +610,149 @@ def scale_percentile(
     return np.round(scaled * 255.0).astype(np.uint8)
 
 
+# --------------------------------------------------------------------------------------------
+# The notes' recipe (000:2): loss gradient, sum over channels, cvglue.scale_min_max, np.uint8
+# --------------------------------------------------------------------------------------------
+
+#: Where the notes give their saliency recipe.
+NOTES_RECIPE_REF = "000:2"
+#: The percentile the notes pass to ``cvglue.scale_min_max``.
+NOTES_PERCENTILE = 99.0
+#: The two recipes the page offers; the first is the default.
+RECIPES: dict[str, str] = {
+    "app": "The app's (default): class score, /P99, rounded",
+    "notes": "The notes' (000:2): loss, P1..P99, truncated",
+}
+
+
+def _as_array(saliency: torch.Tensor | np.ndarray) -> np.ndarray:
+    if torch.is_tensor(saliency):
+        return saliency.detach().cpu().numpy()
+    return np.asarray(saliency)
+
+
+def cvglue_scale_min_max(
+    array: torch.Tensor | np.ndarray,
+    min_v: float,
+    max_v: float,
+    percentile: float = 100.0,
+) -> np.ndarray:
+    """What ``cvglue.scale_min_max(array, min_v, max_v, percentile)`` returns (the helper the
+    notes call at 000:2; CVGlue's ``cvglue/utils/datautils.py``), written out here because the
+    app does not depend on CVGlue.
+
+    With ``lo = np.percentile(array, 100 - percentile)`` and ``hi = np.percentile(array,
+    percentile)`` (NumPy's default "linear" interpolation), the result is
+    ``clip((max_v - min_v) * (array - lo) / (hi - lo) + min_v, min_v, max_v)``, computed in the
+    array's own float dtype and in that order, so a float32 map gives the same float32 values as
+    CVGlue. No rounding: the notes then cast with ``np.uint8``, which truncates.
+
+    Args:
+        array: any shape (the notes pass (1, 1, H, W) float32); all values take part.
+        min_v, max_v: output range, ``max_v > min_v``.
+        percentile: in (50, 100], as CVGlue asserts; 100 is plain min-max.
+
+    Returns:
+        float array of ``array``'s shape, values in [min_v, max_v].
+
+    Raises:
+        ValueError: empty or non-finite array, ``max_v <= min_v``, percentile outside (50, 100],
+            or ``hi == lo``. CVGlue does not check the last case: it divides by zero, which makes
+            NaN where ``array == lo`` (and NaN turns into an undefined value under ``np.uint8``).
+    """
+    a = _as_array(array)
+    if a.size == 0:
+        raise ValueError("saliency map is empty")
+    if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
+        raise ValueError(f"array must hold real numbers, got dtype {a.dtype}")
+    if not np.isfinite(a).all():
+        raise ValueError("saliency map contains NaN or Inf; it cannot be scaled")
+    if not max_v > min_v:
+        raise ValueError(f"max_v must be greater than min_v, got min_v={min_v}, max_v={max_v}")
+    if not 50.0 < percentile <= 100.0:
+        raise ValueError(f"percentile must be in (50, 100] as in cvglue, got {percentile}")
+    lo = np.percentile(a, 100.0 - percentile)
+    hi = np.percentile(a, percentile)
+    if hi == lo:
+        raise ValueError(
+            f"the notes' scaling is undefined for this map: P{percentile:g} == "
+            f"P{100.0 - percentile:g} == {float(hi):.6g} (at least {2 * (100 - percentile):g}% "
+            "of its values are equal), so cvglue.scale_min_max would divide by zero and give NaN"
+        )
+    scaled = (max_v - min_v) * (a - lo) / (hi - lo) + min_v
+    return np.clip(scaled, min_v, max_v)
+
+
+def scale_like_notes(
+    saliency: torch.Tensor | np.ndarray, percentile: float = NOTES_PERCENTILE
+) -> np.ndarray:
+    """The notes' display scaling: ``np.uint8(cvglue.scale_min_max(s, 0, 255, percentile=99))``.
+
+    ``saliency``: (H, W) (or any shape) float map -> same shape uint8. Pixels at or below P1 are
+    0, at or above P99 are 255, and in between ``255 (s - P1) / (P99 - P1)`` is *truncated*
+    (127.9 becomes 127), where :func:`scale_percentile` divides by P99 and rounds.
+
+    Raises:
+        ValueError: as :func:`cvglue_scale_min_max` (a flat map, P99 == P1, included).
+    """
+    return np.uint8(cvglue_scale_min_max(saliency, 0, 255, percentile=percentile))
+
+
+@dataclass(frozen=True)
+class ScalingComparison:
+    """One saliency map scaled the app's way and the notes' way, and how far apart they are.
+
+    ``app``, ``notes``: (H, W) uint8 (``notes`` is None when the notes' scaling is undefined,
+    P_high == P_low; ``notes_error`` then says why). ``p_low``, ``p_high``: the map's
+    (100 - percentile)-th and percentile-th values. ``max_diff``/``mean_diff``: absolute
+    grey-level difference; ``share_differing``: fraction of pixels that differ.
+    """
+
+    percentile: float
+    p_low: float
+    p_high: float
+    app: np.ndarray
+    notes: np.ndarray | None
+    notes_error: str | None
+    max_diff: int | None
+    mean_diff: float | None
+    share_differing: float | None
+
+
+def compare_scalings(
+    saliency: torch.Tensor | np.ndarray, percentile: float = NOTES_PERCENTILE
+) -> ScalingComparison:
+    """Scale the (H, W) map with :func:`scale_percentile` and :func:`scale_like_notes` at the
+    same ``percentile`` (in (50, 100]) and measure the difference. A flat map is not an error:
+    the notes' side is None with the reason in ``notes_error``.
+
+    Raises:
+        ValueError: a map :func:`scale_percentile` rejects, or percentile outside (50, 100].
+    """
+    if not 50.0 < percentile <= 100.0:
+        raise ValueError(f"percentile must be in (50, 100] as in cvglue, got {percentile}")
+    app = scale_percentile(saliency, percentile)
+    s = _as_array(saliency)
+    p_low = float(np.percentile(s, 100.0 - percentile))
+    p_high = float(np.percentile(s, percentile))
+    try:
+        notes = scale_like_notes(s, percentile)
+    except ValueError as error:
+        return ScalingComparison(percentile, p_low, p_high, app, None, str(error), None, None, None)
+    diff = np.abs(app.astype(np.int16) - notes.astype(np.int16))
+    return ScalingComparison(
+        percentile=percentile,
+        p_low=p_low,
+        p_high=p_high,
+        app=app,
+        notes=notes,
+        notes_error=None,
+        max_diff=int(diff.max()),
+        mean_diff=float(diff.mean()),
+        share_differing=float((diff > 0).mean()),
+    )
+
+
 def _colormap(colormap: str | int) -> int:
     if isinstance(colormap, str):
         if colormap not in COLORMAPS:
@@ -904,6 +1049,100 @@ def randomization_test(
 
 
 # --------------------------------------------------------------------------------------------
+# Where the notes are wrong: retain_grad() vs retain_graph=True (000:2)
+# --------------------------------------------------------------------------------------------
+
+RETAIN_SNIPPET = """import torch
+
+
+def backward_twice(retain_grad=False, retain_graph=False):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = x.exp()  # a non-leaf tensor; exp saves its output for the backward pass
+    if retain_grad:
+        h.retain_grad()  # keep h.grad after backward() (non-leaf tensors drop it otherwise)
+    loss = (h * h).sum()
+    loss.backward(retain_graph=retain_graph)
+    kept = "h.grad kept; " if retain_grad and h.grad is not None else ""
+    try:
+        loss.backward()  # a second backward pass through the same graph
+    except RuntimeError as error:
+        return kept + "second backward: RuntimeError: " + str(error).split(".")[0]
+    return kept + "second backward: works"
+
+
+print("A backward(), backward():                  ", backward_twice())
+print("B h.retain_grad(), backward(), backward(): ", backward_twice(retain_grad=True))
+print("C backward(retain_graph=True), backward(): ", backward_twice(retain_graph=True))
+"""
+
+
+def read_retain_run(output: str) -> tuple[str, str]:
+    """Verdict and the "PyTorch today does" sentence for the retain_grad callout, read from the
+    printed lines A/B/C of :data:`RETAIN_SNIPPET` (plain, ``retain_grad()``, ``retain_graph``).
+
+    Raises:
+        ValueError: the output does not have the three lines.
+    """
+    rows = {line[:1]: line for line in output.splitlines() if line[:2] in ("A ", "B ", "C ")}
+    if set(rows) != {"A", "B", "C"}:
+        raise ValueError(f"expected the snippet's lines A, B and C, got {output!r}")
+    plain_fails, grad_fails, graph_fails = (
+        "second backward: RuntimeError" in rows[k] for k in "ABC"
+    )
+    grad_kept = "h.grad kept" in rows["B"]
+    if plain_fails and grad_fails and not graph_fails:
+        return "wrong", (
+            "The first half is right: backward() frees the tensors the graph saved for the "
+            "backward pass, so a second backward() raises 'Trying to backward through the graph "
+            "a second time' (line A). But retain_grad() does not prevent it (line B): it only "
+            + ("keeps .grad of a non-leaf tensor (h.grad kept). " if grad_kept else "")
+            + "The call that keeps the graph is loss.backward(retain_graph=True) (line C)."
+        )
+    if not plain_fails:
+        return "out of date", (
+            "A second backward() through the same graph no longer raises in this PyTorch "
+            "(line A), so neither retain_grad() nor retain_graph=True is needed for it."
+        )
+    if not grad_fails:
+        return "incomplete", (
+            "In this PyTorch retain_grad() on a non-leaf tensor also keeps the graph for a "
+            "second backward() (line B), as the notes say; retain_graph=True is the documented "
+            "way (line C)."
+        )
+    return "wrong", (
+        "A second backward() raises here even with retain_graph=True (line C); see the "
+        "printed error."
+    )
+
+
+def notes_callouts() -> list[NotesCallout]:
+    """The saliency page's "the notes say / PyTorch today does" boxes, each from a live run."""
+    run = run_live(RETAIN_SNIPPET)
+    if run.raised:
+        verdict, today = "wrong", f"The check itself failed to run: {run.error}"
+    else:
+        verdict, today = read_retain_run(run.output)
+    return [
+        NotesCallout(
+            key="saliency_retain_grad",
+            title="retain_grad() does not keep the graph; backward(retain_graph=True) does",
+            ref=NotesRef.parse(NOTES_RECIPE_REF),
+            quote_zh=(
+                "注意，如果没有设置 retain_grad() 的话会在 backward() 之后清空计算图的前向缓存，"
+                "也就是这次涉及的相关节点都不能再进行反向传播了"
+            ),
+            gloss_en=(
+                "Note: unless retain_grad() is set, backward() clears the graph's forward "
+                "buffers, so the nodes involved cannot be backpropagated through again."
+            ),
+            verdict=verdict,
+            today=today,
+            run=run,
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------
 # Snippet
 # --------------------------------------------------------------------------------------------
 
@@ -927,11 +1166,17 @@ def snippet_for(
     custom_file: str | None = None,
     architecture: str | None = None,
     seed: int = 0,
+    recipe: str = "app",
 ) -> str:
-    """Python source that reproduces the page's map; it defines ``saliency`` (H, W) and
-    ``picture`` (H, W, 3) uint8. Vanilla is spelled out in plain torch; the other methods call
-    ``core.saliency``. ``target=None`` uses the predicted class. ``custom_file``: load an
-    uploaded model file (with ``architecture`` for a state_dict) instead of ``model_name``."""
+    """Python source that reproduces the page's map; it defines ``saliency`` (H, W),
+    ``saliency_u8`` (H, W) uint8 and ``picture`` (H, W, 3) uint8. Vanilla is spelled out in
+    plain torch; the other methods call ``core.saliency``. ``target=None`` uses the predicted
+    class. ``custom_file``: load an uploaded model file (with ``architecture`` for a state_dict)
+    instead of ``model_name``. ``recipe="notes"`` writes out the notes' code (000:2) instead:
+    ``loss.backward()``, sum of ``|x.grad|`` over channels, ``cvglue.scale_min_max(..., 0, 255,
+    percentile=99)`` and ``np.uint8``; ``method``, ``objective``, ``reduce`` and ``percentile``
+    are then ignored."""
+    _check_choice("recipe", recipe, tuple(RECIPES))
     _check_choice("method", method, tuple(METHODS))
     _check_choice("objective", objective, OBJECTIVES)
     _check_choice("reduce", reduce, REDUCTIONS)
@@ -1009,4 +1254,30 @@ saliency = integrated_gradients(
 saliency_u8 = scale_percentile(saliency, percentile={percentile})  # /(P{percentile:g} + 1e-12)
 picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
 """
+    if recipe == "notes":
+        body = _NOTES_RECIPE_BODY
+        tail = f"""saliency_u8 = saliency_map[..., 0]  # (H, W) uint8
+picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
+"""
     return head + body + tail
+
+
+_NOTES_RECIPE_BODY = """
+# The notes' recipe (000:2), made runnable. The notes leave the model and target_loss open;
+# here target_loss is the cross-entropy against the explained class.
+import numpy as np
+
+from core.saliency import cvglue_scale_min_max as scale_min_max  # = cvglue.scale_min_max
+
+model = loaded.model  # parameters are frozen (requires_grad=False): backward fills x.grad only
+x = x.clone().requires_grad_(True)
+y = model.forward(x)
+loss = F.cross_entropy(y, torch.tensor([target], device=x.device))  # target_loss(y)
+loss.backward()  # frees the graph's saved tensors; a second backward() needs retain_graph=True
+saliency = torch.sum(torch.abs(x.grad), axis=1)[0].detach().cpu()  # (H, W), before scaling
+
+saliency_map = torch.sum(torch.abs(x.grad), axis=1, keepdims=True)
+saliency_map = saliency_map.detach().cpu().numpy()
+saliency_map = scale_min_max(saliency_map, 0, 255, percentile=99)  # P1..P99 -> 0..255, clipped
+saliency_map = np.uint8(saliency_map[0].transpose((1, 2, 0)))  # (H, W, 1), truncated
+"""
