@@ -18,6 +18,7 @@ BatchNorm / LayerNorm / InstanceNorm / GroupNorm against the real modules, and
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,8 +26,27 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from core.notes import NotesCallout, NotesRef, run_live
+
 __all__ = [
     "LAYOUTS",
+    "MAX_EVAL_TEST_SIZE",
+    "MAX_LOADER_BATCH",
+    "MAX_LOADER_DATASET",
+    "NOTES_REFS",
+    "BatchOfOne",
+    "FormulaCheck",
+    "LoaderRun",
+    "RepeatedEval",
+    "batch_of_one",
+    "batch_of_one_snippet",
+    "formula_check",
+    "formula_snippet",
+    "loader_run",
+    "loader_snippet",
+    "notes_callouts",
+    "repeated_eval",
+    "repeated_eval_snippet",
     "MAX_STEPS",
     "MAX_STREAM_VALUE",
     "MAX_VALUES_PER_BATCH",
@@ -1002,18 +1022,10 @@ def compare_norms(x: Tensor, groups: int, *, eps: float = 1e-5) -> tuple[NormRes
 # --------------------------------------------------------------------------------------------
 
 
-def snippet_for(config: SimConfig, steps: int) -> str:
-    """A self-contained script that trains a real ``nn.BatchNorm`` on the same batches as
-    :func:`simulate` and compares ``train()`` and ``eval()`` on the last one.
-
-    After ``exec`` its namespace holds ``bn``, ``x`` (the batch shown), ``y_train`` and
-    ``y_eval``.
-    """
-    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= MAX_STEPS:
-        raise ValueError(f"steps must be an integer in [0, {MAX_STEPS}], got {steps!r}")
+def _batch_function_code(config: SimConfig) -> str:
+    """Source of ``def batch(k)``: batch ``k`` of the stream exactly as :func:`sample_batch`."""
     s = config.stream
-    spatial = tuple(config.spatial)
-    view = "(1, -1" + ", 1" * len(spatial) + ")"
+    view = "(1, -1" + ", 1" * len(config.spatial) + ")"
     shift = ""
     if s.shift_step is not None:
         shift = (
@@ -1024,6 +1036,25 @@ def snippet_for(config: SimConfig, steps: int) -> str:
     nan = ""
     if s.nan_step is not None:
         nan = f"    if k == {s.nan_step}:\n        x.view(-1)[0] = float('nan')\n"
+    return f'''def batch(k):
+    """Batch k of the stream: Normal(mean[c], std[c]) per channel."""
+    g = torch.Generator().manual_seed({config.seed} * {_SEED_STRIDE} + k)
+    noise = torch.randn({config.shape}, generator=g)
+    mean, std = torch.tensor({list(s.mean)}), torch.tensor({list(s.std)})
+{shift}    x = mean.view{view} + std.view{view} * noise
+{nan}    return x
+'''
+
+
+def snippet_for(config: SimConfig, steps: int) -> str:
+    """A self-contained script that trains a real ``nn.BatchNorm`` on the same batches as
+    :func:`simulate` and compares ``train()`` and ``eval()`` on the last one.
+
+    After ``exec`` its namespace holds ``bn``, ``x`` (the batch shown), ``y_train`` and
+    ``y_eval``.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be an integer in [0, {MAX_STEPS}], got {steps!r}")
     shown = max(steps - 1, 0)
     return f'''import copy
 
@@ -1035,14 +1066,7 @@ bn = nn.{config.module_name}({config.channels}, eps={config.eps!r}, momentum={co
                      affine={config.affine}, track_running_stats={config.track_running_stats})
 
 
-def batch(k):
-    """Batch k of the stream: Normal(mean[c], std[c]) per channel."""
-    g = torch.Generator().manual_seed({config.seed} * {_SEED_STRIDE} + k)
-    noise = torch.randn({config.shape}, generator=g)
-    mean, std = torch.tensor({list(s.mean)}), torch.tensor({list(s.std)})
-{shift}    x = mean.view{view} + std.view{view} * noise
-{nan}    return x
-
+{_batch_function_code(config)}
 
 bn.train()
 for k in range({steps}):
@@ -1058,3 +1082,670 @@ print("buffers:", dict(bn.named_buffers()))
 print("train(): mean", y_train.mean(dims), "std", y_train.std(dims, correction=0))
 print("eval():  mean", y_eval.mean(dims), "std", y_eval.std(dims, correction=0))
 '''
+
+
+# --------------------------------------------------------------------------------------------
+# The notes' BatchNorm lessons, run live (notes 000:11, 000:76, 002:780-805)
+# --------------------------------------------------------------------------------------------
+
+#: Where each lesson below comes from in the notes (``FILE:LINE``, see :mod:`core.notes`).
+NOTES_REFS: dict[str, str] = {
+    "formula": "002:801-805",
+    "formula_missing": "000:11",
+    "batch_of_one": "000:76",
+    "repeated_eval": "002:795",
+    "running_stats": "002:783",
+    "untracked": "002:789-791",
+}
+MAX_LOADER_DATASET = 1_000  # samples in the DataLoader demo
+MAX_LOADER_BATCH = 256
+MAX_EVAL_TEST_SIZE = 64  # test-set samples in the repeated-evaluation demo
+
+
+def _module_for(channels: int, spatial_dims: int, **kwargs: object) -> nn.Module:
+    cls = nn.BatchNorm2d if spatial_dims == 2 else nn.BatchNorm1d
+    return cls(channels, **kwargs)
+
+
+def _error_text(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+@dataclass(frozen=True)
+class FormulaCheck:
+    """One element of a batch pushed through ``y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β``.
+
+    ``mean`` and ``var_biased`` are the channel's statistics over all ``n = N·spatial`` values
+    of the batch (float64, from the float32 batch); ``var_unbiased`` is ``var_biased·n/(n−1)``.
+    ``y_formula`` is the formula in float64 with the biased variance, ``y_formula_unbiased``
+    the same with the unbiased one, and ``y_module`` what the real ``nn.BatchNorm`` in
+    ``train()`` returned for the element (float32). ``weight`` / ``bias`` are ``None`` for
+    ``affine=False`` (then γ = 1, β = 0).
+    """
+
+    module_name: str
+    shape: tuple[int, ...]
+    index: tuple[int, ...]
+    channel: int
+    n: int
+    x: float
+    mean: float
+    var_biased: float
+    var_unbiased: float
+    eps: float
+    weight: float | None
+    bias: float | None
+    y_formula: float
+    y_formula_unbiased: float
+    y_module: float
+
+    @property
+    def abs_diff(self) -> float:
+        """``|y_formula − y_module|``: float32 rounding of the module's output, nothing more."""
+        return abs(self.y_formula - self.y_module)
+
+    @property
+    def ulps(self) -> float:
+        """``abs_diff`` in float32 steps (the spacing of float32 numbers at ``y_module``)."""
+        spacing = float(np.spacing(np.float32(abs(self.y_module))))
+        return self.abs_diff / spacing if spacing > 0 else float("nan")
+
+    @property
+    def matches(self) -> bool:
+        """The formula with the biased variance equals the module's output (float32 tolerance,
+        as ``torch.isclose``: ``|diff| <= 1e-8 + 1e-5·|y_module|``). NaN never matches."""
+        return self.abs_diff <= 1e-8 + 1e-5 * abs(self.y_module)
+
+    @property
+    def matches_unbiased(self) -> bool:
+        """Whether the unbiased variance would have given the module's output too (it should
+        not, except when the element sits at the mean)."""
+        return abs(self.y_formula_unbiased - self.y_module) <= 1e-8 + 1e-5 * abs(self.y_module)
+
+
+def formula_check(x: Tensor, *, sample: int, channel: int, position: int = 0, eps: float = 1e-5,
+                  weight: float | None = None, bias: float | None = None) -> FormulaCheck:
+    """Substitute one element's numbers into the BatchNorm formula and run the real module.
+
+    Args:
+        x: ``(N, C)``, ``(N, C, L)`` or ``(N, C, H, W)`` float32 batch.
+        sample, channel: which ``x[sample, channel]`` to follow.
+        position: flat index into the spatial positions of that (sample, channel) (0 for
+            ``(N, C)`` input), in ``[0, prod(spatial))``.
+        eps: the module's eps (> 0: torch refuses 0 in training).
+        weight, bias: γ and β for every channel, or both ``None`` for ``affine=False``.
+
+    Returns:
+        A :class:`FormulaCheck`; ``y_module`` comes from ``nn.BatchNorm1d/2d`` in ``train()``.
+
+    Raises:
+        ValueError: bad shape/index/eps, ``weight`` without ``bias`` (or the reverse), or
+            torch's own "Expected more than 1 value per channel when training, ..." message.
+    """
+    if not isinstance(x, Tensor) or x.dim() not in (2, 3, 4) or not x.is_floating_point():
+        raise ValueError(
+            "x must be a float (N, C), (N, C, L) or (N, C, H, W) tensor, got "
+            f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}"
+        )
+    _check_eps(eps)
+    if eps <= 0:
+        raise ValueError(f"eps must be > 0 (torch refuses 0 in training), got {eps}")
+    if (weight is None) != (bias is None):
+        raise ValueError(f"give both weight and bias (affine=True) or neither, got "
+                         f"weight={weight!r}, bias={bias!r}")
+    n_batch, channels = int(x.shape[0]), int(x.shape[1])
+    positions = int(np.prod(x.shape[2:], dtype=np.int64))
+    for name, value, size in (("sample", sample, n_batch), ("channel", channel, channels),
+                              ("position", position, positions)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                or not 0 <= value < size:
+            raise ValueError(f"{name} must be an integer in [0, {size - 1}], got {value!r}")
+    spatial_index = tuple(int(i) for i in np.unravel_index(int(position), tuple(x.shape[2:])))
+    index = (int(sample), int(channel), *spatial_index)
+    affine = weight is not None
+    module = _module_for(channels, x.dim() - 2, eps=eps, affine=affine).to(x.dtype).train()
+    if affine:
+        with torch.no_grad():
+            module.weight.fill_(float(weight))
+            module.bias.fill_(float(bias))
+    try:
+        with torch.no_grad():
+            y = module(x)
+    except (ValueError, RuntimeError) as err:
+        raise ValueError(str(err)) from None
+    dims = _reduce_dims(x)
+    x64 = x.detach().double()
+    mean = float(x64.mean(dims)[channel])
+    var_b = float(x64.var(dims, correction=0)[channel])
+    n = _values_per_channel(x.shape)
+    var_u = var_b * n / (n - 1)
+    element = float(x64[index])
+    gamma = 1.0 if weight is None else float(weight)
+    beta = 0.0 if bias is None else float(bias)
+    return FormulaCheck(
+        module_name=type(module).__name__, shape=tuple(x.shape), index=index,
+        channel=int(channel), n=n, x=element, mean=mean, var_biased=var_b, var_unbiased=var_u,
+        eps=float(eps), weight=None if weight is None else float(weight),
+        bias=None if bias is None else float(bias),
+        y_formula=(element - mean) / math.sqrt(var_b + eps) * gamma + beta,
+        y_formula_unbiased=(element - mean) / math.sqrt(var_u + eps) * gamma + beta,
+        y_module=float(y[index]),
+    )
+
+
+def formula_snippet(config: SimConfig, batch_index: int, *, sample: int, channel: int,
+                    position: int = 0, weight: float | None = None,
+                    bias: float | None = None) -> str:
+    """A script that rebuilds batch ``batch_index`` of ``config``'s stream and prints the
+    formula's value for one element beside ``nn.BatchNorm``'s (as :func:`formula_check`)."""
+    affine = weight is not None
+    fill = ""
+    if affine:
+        fill = (f"    bn.weight.fill_({float(weight)!r})  # γ\n"
+                f"    bn.bias.fill_({float(bias)!r})  # β\n")
+    gamma_beta = f" * {float(weight)!r} + {float(bias)!r}" if affine else ""
+    return f'''import torch
+from torch import nn
+
+
+{_batch_function_code(config)}
+
+x = batch({int(batch_index)})
+bn = nn.{config.module_name}({config.channels}, eps={config.eps!r}, affine={affine}).train()
+with torch.no_grad():
+{fill}    y = bn(x)
+dims = [0, *range(2, x.dim())]  # one statistic per channel, over N and spatial
+x64 = x.double()
+mean = x64.mean(dims)[{int(channel)}].item()  # E[x]
+var = x64.var(dims, correction=0)[{int(channel)}].item()  # Var[x], biased: divides by n
+element = x64[{int(sample)}, {int(channel)}].flatten()[{int(position)}].item()
+by_hand = (element - mean) / (var + bn.eps) ** 0.5{gamma_beta}
+module_out = y[{int(sample)}, {int(channel)}].flatten()[{int(position)}].item()
+print(f"x = {{element:.7g}}, E[x] = {{mean:.7g}}, Var[x] = {{var:.7g}}")
+print(f"formula: {{by_hand:.7g}}, nn.{config.module_name}: {{module_out:.7g}}, "
+      f"|diff| = {{abs(by_hand - module_out):.1e}}")  # float32 rounding of the module
+'''
+
+
+@dataclass(frozen=True)
+class BatchOfOne:
+    """A real BatchNorm on a batch with one value per channel (``(1, C)`` or ``(1, C, 1, 1)``).
+
+    ``train_error`` is torch's exception as ``"ValueError: ..."`` (``None`` if it ran);
+    ``eval_output`` is the ``eval()`` output with the fresh running statistics (it works).
+    """
+
+    module_name: str
+    shape: tuple[int, ...]
+    train_error: str | None
+    eval_output: tuple[float, ...]
+
+
+def batch_of_one(channels: int = 3, spatial_dims: int = 0, *, seed: int = 0) -> BatchOfOne:
+    """Run ``nn.BatchNorm1d`` on ``(1, C)`` (``spatial_dims`` 0) or ``nn.BatchNorm2d`` on
+    ``(1, C, 1, 1)`` (``spatial_dims`` 2) in ``train()`` and in ``eval()``."""
+    if isinstance(channels, bool) or not isinstance(channels, int) or not 1 <= channels <= 64:
+        raise ValueError(f"channels must be an integer in [1, 64], got {channels!r}")
+    if spatial_dims not in (0, 2):
+        raise ValueError(f"spatial_dims must be 0 ((1, C)) or 2 ((1, C, 1, 1)), got "
+                         f"{spatial_dims!r}")
+    shape = (1, channels) if spatial_dims == 0 else (1, channels, 1, 1)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(int(seed)))
+    module = _module_for(channels, spatial_dims)
+    error = None
+    with torch.no_grad():
+        try:
+            module.train()(x)
+        except (ValueError, RuntimeError) as err:
+            error = _error_text(err)
+        y = module.eval()(x)
+    return BatchOfOne(module_name=type(module).__name__, shape=shape, train_error=error,
+                      eval_output=tuple(float(v) for v in y.flatten()))
+
+
+def batch_of_one_snippet(channels: int = 3, spatial_dims: int = 0) -> str:
+    """The runnable script behind :func:`batch_of_one`."""
+    shape = (1, channels) if spatial_dims == 0 else (1, channels, 1, 1)
+    name = "BatchNorm2d" if spatial_dims == 2 else "BatchNorm1d"
+    return f'''import torch
+from torch import nn
+
+bn = nn.{name}({channels})
+x = torch.randn{shape}  # one sample: one value per channel
+try:
+    bn.train()(x)
+except ValueError as err:
+    print("train():", f"ValueError: {{err}}")
+print("eval():", bn.eval()(x).detach().flatten().tolist())  # running stats: fine
+'''
+
+
+@dataclass(frozen=True)
+class LoaderRun:
+    """One epoch of a ``DataLoader`` feeding ``nn.BatchNorm1d`` in ``train()``.
+
+    ``batch_sizes`` are the batches the loader yields; the loop stops at the first batch that
+    raises (``failed_batch``, 0-based, with torch's ``error``), as a training script would.
+    """
+
+    dataset_size: int
+    batch_size: int
+    drop_last: bool
+    batch_sizes: tuple[int, ...]
+    batches_trained: int
+    failed_batch: int | None
+    error: str | None
+
+    @property
+    def dropped(self) -> int:
+        """Samples the loader left out (``drop_last=True`` and a short last batch)."""
+        return self.dataset_size - sum(self.batch_sizes)
+
+
+def _check_loader_sizes(dataset_size: int, batch_size: int, channels: int) -> None:
+    for name, value, top in (("dataset size", dataset_size, MAX_LOADER_DATASET),
+                             ("batch size", batch_size, MAX_LOADER_BATCH),
+                             ("channels", channels, 64)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise ValueError(f"{name} must be an integer in [1, {top}], got {value!r}")
+
+
+def loader_run(dataset_size: int, batch_size: int, *, drop_last: bool, channels: int = 3,
+               seed: int = 0) -> LoaderRun:
+    """Train ``nn.BatchNorm1d(channels)`` for one epoch over ``DataLoader(TensorDataset(
+    randn(dataset_size, channels)), batch_size, drop_last=drop_last)`` (no shuffle).
+
+    A last batch of one sample raises torch's "Expected more than 1 value per channel when
+    training"; ``drop_last=True`` drops that batch (notes 000:76).
+    """
+    from torch.utils.data import DataLoader, TensorDataset
+
+    _check_loader_sizes(dataset_size, batch_size, channels)
+    data = TensorDataset(torch.randn(dataset_size, channels,
+                                     generator=torch.Generator().manual_seed(int(seed))))
+    loader = DataLoader(data, batch_size=batch_size, drop_last=bool(drop_last))
+    module = nn.BatchNorm1d(channels).train()
+    sizes: list[int] = []
+    trained = 0
+    failed = error = None
+    with torch.no_grad():
+        for k, (xb,) in enumerate(loader):
+            sizes.append(int(xb.shape[0]))
+            if failed is not None:
+                continue  # keep listing the loader's batches; training has stopped
+            try:
+                module(xb)
+                trained += 1
+            except (ValueError, RuntimeError) as err:
+                failed, error = k, _error_text(err)
+    return LoaderRun(dataset_size=dataset_size, batch_size=batch_size, drop_last=bool(drop_last),
+                     batch_sizes=tuple(sizes), batches_trained=trained, failed_batch=failed,
+                     error=error)
+
+
+def loader_snippet(dataset_size: int, batch_size: int, channels: int = 3) -> str:
+    """The runnable script behind :func:`loader_run`, for both ``drop_last`` settings."""
+    _check_loader_sizes(dataset_size, batch_size, channels)
+    return f'''import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+data = TensorDataset(torch.randn({dataset_size}, {channels}))
+bn = nn.BatchNorm1d({channels}).train()
+for drop_last in (False, True):
+    loader = DataLoader(data, batch_size={batch_size}, drop_last=drop_last)
+    print(f"drop_last={{drop_last}}: batch sizes {{[len(xb) for (xb,) in loader]}}")
+    try:
+        for (xb,) in loader:
+            bn(xb)
+        print("  trained on every batch")
+    except ValueError as err:
+        print(f"  ValueError: {{err}}")
+'''
+
+
+@dataclass(frozen=True)
+class RepeatedEval:
+    """A trained BatchNorm evaluated twice on the same test set, shuffled differently each time.
+
+    ``outputs`` holds the followed sample's eval() output (``(C, *spatial)``) from pass 1 and
+    pass 2; ``batch_mates`` the test-set indices that shared its batch in each pass;
+    ``max_abs_diff`` is the largest change of any output over the whole test set. ``error`` is
+    torch's exception if a pass could not run (untracked stats and a batch of one value per
+    channel), and then the other fields are empty.
+    """
+
+    track_running_stats: bool
+    sample: int
+    outputs: tuple[Tensor, Tensor] | None
+    batch_mates: tuple[tuple[int, ...], tuple[int, ...]]
+    max_abs_diff: float
+    error: str | None
+
+    @property
+    def verdict(self) -> str:
+        """``"identical"``, ``"rounding"`` (same batches in another order: differences of float
+        rounding only, below 1e-5), ``"differ"`` or ``"error"``."""
+        if self.error is not None:
+            return "error"
+        if self.max_abs_diff == 0.0:
+            return "identical"
+        return "rounding" if self.max_abs_diff < 1e-5 else "differ"
+
+
+def _test_set_order(test_size: int, seed: int) -> list[int]:
+    return torch.randperm(test_size, generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+def repeated_eval(stream: Stream, *, spatial: Sequence[int] = (), test_size: int = 12,
+                  eval_batch: int = 4, train_steps: int = 30, train_batch: int = 16,
+                  seed: int = 0, eps: float = 1e-5, sample: int = 0,
+                  ) -> tuple[RepeatedEval, RepeatedEval]:
+    """The notes' 002:795 experiment, once with ``track_running_stats=True`` and once False.
+
+    Both modules see the same ``train_steps`` training batches (batch ``k`` of ``stream``,
+    ``train_batch`` samples). The test set is batch number ``train_steps`` of the stream with
+    ``test_size`` samples (never trained on). Each evaluation pass shuffles it (as
+    ``DataLoader(shuffle=True)`` would, with seeds ``2·seed + 1`` and ``2·seed + 2``), splits
+    it into batches of ``eval_batch`` and runs ``eval()``; outputs are put back in test-set
+    order and compared.
+
+    Returns:
+        ``(tracked, untracked)`` :class:`RepeatedEval` results.
+
+    Raises:
+        ValueError: sizes out of range (``test_size`` in [2, 64], ``eval_batch`` in
+            [1, test_size], ``sample`` in [0, test_size), ``train_steps`` in [0, 500]).
+    """
+    if isinstance(test_size, bool) or not isinstance(test_size, int) \
+            or not 2 <= test_size <= MAX_EVAL_TEST_SIZE:
+        raise ValueError(f"test set size must be an integer in [2, {MAX_EVAL_TEST_SIZE}], got "
+                         f"{test_size!r}")
+    if isinstance(eval_batch, bool) or not isinstance(eval_batch, int) \
+            or not 1 <= eval_batch <= test_size:
+        raise ValueError(f"evaluation batch size must be an integer in [1, {test_size}], got "
+                         f"{eval_batch!r}")
+    if not isinstance(sample, int) or not 0 <= sample < test_size:
+        raise ValueError(f"sample must be in [0, {test_size - 1}], got {sample!r}")
+    if not isinstance(train_steps, int) or not 0 <= train_steps <= 500:
+        raise ValueError(f"train_steps must be an integer in [0, 500], got {train_steps!r}")
+    _check_eps(eps)
+    shape = input_shape(train_batch, stream.channels, spatial)
+    if train_steps and _values_per_channel(shape) < 2:
+        raise ValueError(f"train batches need more than 1 value per channel, got {shape}")
+    test_x = sample_batch(stream, train_steps, test_size, spatial, seed=seed)
+    orders = [_test_set_order(test_size, 2 * int(seed) + p) for p in (1, 2)]
+    results = []
+    for track in (True, False):
+        module = _module_for(stream.channels, len(spatial), eps=eps, track_running_stats=track)
+        with torch.no_grad():
+            module.train()
+            for k in range(train_steps):
+                module(sample_batch(stream, k, train_batch, spatial, seed=seed))
+            module.eval()
+            passes: list[Tensor] = []
+            mates: list[tuple[int, ...]] = []
+            error = None
+            for order in orders:
+                out = torch.empty_like(test_x)
+                for start in range(0, test_size, eval_batch):
+                    idx = order[start:start + eval_batch]
+                    try:
+                        out[idx] = module(test_x[idx])
+                    except (ValueError, RuntimeError) as err:
+                        error = _error_text(err)
+                        break
+                    if sample in idx:
+                        mates.append(tuple(sorted(i for i in idx if i != sample)))
+                if error is not None:
+                    break
+                passes.append(out)
+        if error is not None:
+            results.append(RepeatedEval(track_running_stats=track, sample=sample, outputs=None,
+                                        batch_mates=((), ()), max_abs_diff=float("nan"),
+                                        error=error))
+            continue
+        results.append(RepeatedEval(
+            track_running_stats=track, sample=sample,
+            outputs=(passes[0][sample].clone(), passes[1][sample].clone()),
+            batch_mates=(mates[0], mates[1]),
+            max_abs_diff=float((passes[0] - passes[1]).abs().max().item()), error=None,
+        ))
+    return results[0], results[1]
+
+
+def repeated_eval_snippet(config: SimConfig, *, test_size: int = 12, eval_batch: int = 4,
+                          train_steps: int = 30, train_batch: int = 16) -> str:
+    """The runnable script behind :func:`repeated_eval` (stream, spatial, eps and seed from
+    ``config``); it prints the largest output change between two shuffled passes."""
+    batch_config = SimConfig(stream=config.stream, batch_size=train_batch,
+                             spatial=config.spatial, seed=config.seed)
+    batch_fn = _batch_function_code(batch_config).replace(
+        "def batch(k):", "def batch(k, n):").replace(
+        f"torch.randn({batch_config.shape}, ",
+        f"torch.randn((n, {', '.join(str(d) for d in batch_config.shape[1:])}), ")
+    return f'''import torch
+from torch import nn
+
+
+{batch_fn}
+
+test_x = batch({train_steps}, {test_size})  # a batch never trained on: the "test set"
+for track in (True, False):
+    bn = nn.{config.module_name}({config.channels}, eps={config.eps!r}, track_running_stats=track)
+    with torch.no_grad():
+        bn.train()
+        for k in range({train_steps}):
+            bn(batch(k, {train_batch}))
+        bn.eval()
+        passes = []
+        for p in (1, 2):  # evaluate twice; each pass shuffles the test set differently
+            order = torch.randperm({test_size},
+                                   generator=torch.Generator().manual_seed(2 * {config.seed} + p))
+            out = torch.empty_like(test_x)
+            for start in range(0, {test_size}, {eval_batch}):
+                idx = order[start:start + {eval_batch}]
+                out[idx] = bn(test_x[idx])
+            passes.append(out)
+    diff = (passes[0] - passes[1]).abs().max().item()
+    print(f"track_running_stats={{track}}: max |pass 1 - pass 2| = {{diff:.3g}}")
+'''
+
+
+# --------------------------------------------------------------------------------------------
+# Where the notes are wrong or incomplete about BatchNorm (checked live)
+# --------------------------------------------------------------------------------------------
+
+_FORMULA_CALLOUT_CODE = '''import torch
+from torch import nn
+
+x = torch.randn(4, 3, 2, 2, generator=torch.Generator().manual_seed(0)) * 2 + 1
+bn = nn.BatchNorm2d(3).train()
+with torch.no_grad():
+    bn.weight.copy_(torch.tensor([1.5, 0.5, 2.0]))  # γ
+    bn.bias.copy_(torch.tensor([0.1, -0.2, 0.3]))  # β
+    y = bn(x).double()
+x64, dims = x.double(), (0, 2, 3)  # per channel: over N, H, W
+mean = x64.mean(dims, keepdim=True)  # E[x]
+var = x64.var(dims, correction=0, keepdim=True)  # Var[x], biased
+gamma, beta = bn.weight.double().view(1, -1, 1, 1), bn.bias.double().view(1, -1, 1, 1)
+by_hand = (x64 - mean) / torch.sqrt(var + bn.eps) * gamma + beta
+print(f"max |formula - nn.BatchNorm2d| = {(by_hand - y).abs().max().item():.1e}")
+'''
+
+_VARIANCE_CALLOUT_CODE = '''import torch
+from torch import nn
+
+x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0)) * 2 + 1  # n = 4 per channel
+bn = nn.BatchNorm1d(3, affine=False).train()
+with torch.no_grad():
+    y = bn(x)
+mean = x.mean(0)
+for name, var in (("biased", x.var(0, correction=0)), ("unbiased", x.var(0, correction=1))):
+    normalize = ((x - mean) / torch.sqrt(var + bn.eps) - y).abs().max().item()
+    running = (bn.running_var - (0.9 * 1.0 + 0.1 * var)).abs().max().item()
+    print(f"{name}: normalize diff {normalize:.1e}, running_var diff {running:.1e}")
+'''
+
+_RUNNING_CALLOUT_CODE = '''import torch
+from torch import nn
+
+g = torch.Generator().manual_seed(0)
+batches = [torch.randn(16, 1, generator=g) + (5.0 if k >= 90 else 0.0) for k in range(100)]
+ema, cumulative = nn.BatchNorm1d(1), nn.BatchNorm1d(1, momentum=None)
+with torch.no_grad():
+    for xb in batches:  # 90 batches of mean 0, then 10 of mean 5
+        ema(xb)
+        cumulative(xb)
+print(f"mean of all 100 batches: {torch.cat(batches).mean().item():.3f}")
+print(f"running_mean, momentum=0.1: {ema.running_mean.item():.3f}")
+print(f"running_mean, momentum=None: {cumulative.running_mean.item():.3f}")
+'''
+
+_UNTRACKED_CALLOUT_CODE = '''import torch
+from torch import nn
+
+bn = nn.BatchNorm2d(3, track_running_stats=False)
+print("before:", bn.running_mean, bn.running_var)
+with torch.no_grad():
+    bn.train()(torch.randn(4, 3, 2, 2))
+    bn.eval()(torch.randn(4, 3, 2, 2))
+print("after train() and eval():", bn.running_mean, bn.running_var)
+print("buffers:", [name for name, _ in bn.named_buffers()])
+'''
+
+
+def _floats_after(label: str, text: str) -> list[float]:
+    """The numbers printed after ``label`` on its line of ``text`` (empty if absent)."""
+    for line in text.splitlines():
+        if line.startswith(label):
+            return [float(v) for v in
+                    re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan", line[len(label):])]
+    return []
+
+
+def _formula_callout() -> NotesCallout:
+    run = run_live(_FORMULA_CALLOUT_CODE)
+    diff = _floats_after("max |formula - nn.BatchNorm2d| =", run.output)
+    if run.raised or not diff:
+        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+    elif diff[0] < 1e-5:
+        today = (
+            "The notes stop at 'as follows' and the formula never comes. nn.BatchNorm2d "
+            "computes, per channel, y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β, with E[x] and "
+            "Var[x] over N, H and W and Var the biased variance (divide by n). Written out by "
+            f"hand it gives the module's output to {diff[0]:.1e} (float32 rounding). The "
+            "'formula with live numbers' demo on this page substitutes one element's numbers."
+        )
+    else:
+        today = (f"The textbook formula y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β, with the "
+                 f"biased variance, is {diff[0]:.1e} away from nn.BatchNorm2d here: this torch "
+                 "computes something else.")
+    return NotesCallout(
+        key="bn_formula_missing",
+        title="BatchNorm: the formula the notes announce is not there",
+        ref=NotesRef.parse(NOTES_REFS["formula_missing"]),
+        quote_zh="当 track_running_stats=False 时，只会用当前的 batch 统计量来做归一化"
+                 "具体计算式如下：",
+        gloss_en="With track_running_stats=False only the current batch's statistics are used "
+                 "to normalise. The exact formula is as follows: (the line ends here; no formula "
+                 "follows)",
+        verdict="incomplete", today=today, run=run,
+    )
+
+
+def _variance_callout() -> NotesCallout:
+    run = run_live(_VARIANCE_CALLOUT_CODE)
+    biased = _floats_after("biased:", run.output)
+    unbiased = _floats_after("unbiased:", run.output)
+    if run.raised or len(biased) != 2 or len(unbiased) != 2:
+        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+    else:
+        def which(i: int) -> str:
+            if biased[i] < 1e-5 <= unbiased[i]:
+                return "the biased variance Σ(x − E[x])²/n"
+            if unbiased[i] < 1e-5 <= biased[i]:
+                return "the unbiased variance Σ(x − E[x])²/(n − 1)"
+            return "neither variance alone"
+        today = (
+            f"The notes never say which variance. In train() nn.BatchNorm1d normalizes with "
+            f"{which(0)} of the mini-batch (diff {biased[0]:.1e} vs {unbiased[0]:.1e} for the "
+            f"other), but updates running_var with {which(1)} (diff {unbiased[1]:.1e} vs "
+            f"{biased[1]:.1e}). With n = 4 values per channel the two differ by n/(n − 1) = "
+            "4/3; running_mean and running_var are used only in eval()."
+        )
+    return NotesCallout(
+        key="bn_variance_biased_unbiased",
+        title="BatchNorm: which variance, the batch's or running_var?",
+        ref=NotesRef.parse("002:804"),
+        quote_zh="$E[x]$ and $Var[x]$ are the computed mean running_mean and variance "
+                 "running_var of this layer; 在训练时, 这两个参数 are calculated per-dimension "
+                 "over the mini-batches",
+        gloss_en="E[x] and Var[x] are this layer's running_mean and running_var; in training, "
+                 "these two are calculated per dimension over the mini-batches.",
+        verdict="incomplete", today=today, run=run,
+    )
+
+
+def _running_stats_callout() -> NotesCallout:
+    run = run_live(_RUNNING_CALLOUT_CODE)
+    overall = _floats_after("mean of all 100 batches:", run.output)
+    ema = _floats_after("running_mean, momentum=0.1:", run.output)
+    cumulative = _floats_after("running_mean, momentum=None:", run.output)
+    if run.raised or not (overall and ema and cumulative):
+        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+    elif abs(ema[0] - overall[0]) > 1.0 and abs(cumulative[0] - overall[0]) < 0.01:
+        today = (
+            f"With the default momentum=0.1 the buffers are an exponential moving average that "
+            f"forgets: after 90 batches of mean 0 and 10 of mean 5, running_mean is {ema[0]:.3f} "
+            f"while the mean of all 100 batches is {overall[0]:.3f} (the last 10 batches weigh "
+            f"1 − 0.9¹⁰ = {1 - 0.9 ** 10:.0%}). Only momentum=None, a cumulative average, "
+            f"follows all batches equally: {cumulative[0]:.3f}."
+        )
+    else:
+        today = (f"running_mean is {ema[0]:.3f} with momentum=0.1 and {cumulative[0]:.3f} with "
+                 f"momentum=None; the mean of all batches is {overall[0]:.3f}.")
+    return NotesCallout(
+        key="bn_running_stats_forget",
+        title="BatchNorm: running statistics follow the recent batches, not all of them",
+        ref=NotesRef.parse(NOTES_REFS["running_stats"]),
+        quote_zh="running_mean 和 running_var 会跟踪整个训练过程中所有 mini-batch 的统计特性",
+        gloss_en="(In train() with track_running_stats=True) running_mean and running_var track "
+                 "the statistics of all mini-batches over the whole training.",
+        verdict="incomplete", today=today, run=run,
+    )
+
+
+def _untracked_callout() -> NotesCallout:
+    run = run_live(_UNTRACKED_CALLOUT_CODE)
+    out = run.output
+    if run.raised or not out:
+        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+    elif "before: None None" in out and "eval(): None None" in out and "buffers: []" in out:
+        today = (
+            "With track_running_stats=False there is no running_mean or running_var: both are "
+            "None before and after train() and eval() passes, and the module has no buffers at "
+            "all. What depends on the current mini-batch is the normalisation itself: both "
+            "modes use the batch's own mean and biased variance, computed on the fly and never "
+            "stored."
+        )
+    else:
+        today = ("This torch keeps running statistics even with track_running_stats=False: "
+                 + out.replace("\n", "; "))
+    return NotesCallout(
+        key="bn_untracked_has_no_running_stats",
+        title="BatchNorm: track_running_stats=False leaves no running_mean/running_var",
+        ref=NotesRef.parse(NOTES_REFS["untracked"]),
+        quote_zh="track_running_stats=False时, running_mean 和 running_var 仅仅依赖于当前 "
+                 "mini-batch 的统计特性",
+        gloss_en="With track_running_stats=False, running_mean and running_var depend only on "
+                 "the statistics of the current mini-batch (said for train() at 002:789 and for "
+                 "eval() at 002:791).",
+        verdict="wrong", today=today, run=run,
+    )
+
+
+def notes_callouts() -> list[NotesCallout]:
+    """The notes' BatchNorm claims that are wrong or incomplete, each checked by a live run."""
+    return [_formula_callout(), _variance_callout(), _running_stats_callout(),
+            _untracked_callout()]
