@@ -475,14 +475,16 @@ def allocate(
 def explain_allocation(held: HeldTensor, before: MemoryState, after: MemoryState) -> str:
     rounded = held.block
     grew = after.reserved - before.reserved
-    pool = "small pool (<= 1 MiB)" if round_size(held.nbytes) <= MiB else "large pool"
+    small = round_size(held.nbytes) <= MiB
+    pool = "small pool (<= 1 MiB)" if small else "large pool (> 1 MiB)"
     line = (
         f"t{held.id}: asked for {format_size(held.nbytes)}, got a {format_size(rounded)} block "
         f"from the {pool} (allocated {_signed(after.allocated - before.allocated)})"
     )
     if grew > 0:
         line += (
-            f"; no cached block fit, so the allocator reserved a new "
+            f"; no cached block in the {'small' if small else 'large'} pool fit, so the "
+            "allocator reserved a new "
             f"{format_size(segment_size_for(round_size(held.nbytes)))} segment "
             f"(reserved {_signed(grew)})"
         )

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.allocator_sim import (
+    SMALL_SIZE,
     CachingAllocatorSim,
     GiB,
     MiB,
@@ -95,17 +96,24 @@ class TestRules:
         assert sim.segment_count == 1
         assert sim.memory_allocated() == 512 + 100_352
 
-    def test_request_above_1_5_mb_goes_to_new_block_notes_numbers(self):
-        """Notes: a request > 1.5 MB does not fit the cached remainder and gets a new block."""
+    def test_pool_threshold_is_1_mib_not_the_notes_1_5_mb(self):
+        """Notes 000:5 say a tensor under 1.5 MB goes into the 4-byte tensor's block and that
+        1.5 MB remain. kSmallSize is 1 MiB: 1 MiB + 512 B gets a new 20 MiB large segment
+        although 2,096,640 B are free in the first one; exactly 1 MiB still fits there."""
+        assert SMALL_SIZE == 1_048_576
         sim = CachingAllocatorSim(8 * GiB)
         sim.malloc(4)
-        sim.malloc(400_000)  # remainder now about 1.6 MB
         remainder = sim.snapshot()[0]["blocks"][-1]["size"]
-        assert remainder > 1_500_000
-        sim.malloc(1_600_000)
+        assert remainder == 2_096_640 == 2 * MiB - 512
+        sim.malloc(MiB + 512)  # under the notes' 1.5 MB, and it would fit the remainder
         assert sim.segment_count == 2
         assert sim.memory_reserved() == 2 * MiB + 20 * MiB
         assert [seg["segment_type"] for seg in sim.snapshot()] == ["small", "large"]
+        sim.malloc(MiB)  # the largest small request: carved from the first segment
+        assert sim.segment_count == 2
+        assert sim.snapshot()[0]["allocated_size"] == 512 + MiB
+        for nbytes in (MiB + 512, 1_400_000, 1_500_000):  # the notes' "< 1.5 MB" band
+            assert segment_size_for(round_size(nbytes)) == 20 * MiB, nbytes
 
     def test_pools_and_segment_sizes(self):
         assert segment_size_for(MiB) == 2 * MiB  # 1 MiB is still small

@@ -303,7 +303,13 @@ class TestScenarios:
         tiny = run_scenario("tiny", gpu, ledger).outcomes[-1]
         assert (tiny.allocated, tiny.reserved) == (512, 2 * MiB)
         reuse = run_scenario("reuse", gpu, ledger).outcomes
-        assert [o.reserved for o in reuse[-3:]] == [2 * MiB, 2 * MiB, 22 * MiB]
+        assert [o.reserved for o in reuse[-4:]] == [2 * MiB, 22 * MiB, 22 * MiB, 22 * MiB]
+        assert [o.landed_in for o in reuse[-4:]] == [
+            "S1: small pool, 2.00 MiB segment",
+            "S2: large pool, 20.00 MiB segment",  # 1 MiB + 512 B: not the notes' same block
+            "S1: small pool, 2.00 MiB segment",  # exactly 1 MiB: still the small pool
+            "S1: small pool, 2.00 MiB segment",
+        ]
         partial = run_scenario("partial", gpu, ledger).outcomes[-1]
         assert (partial.allocated, partial.reserved, partial.segments) == (512, 2 * MiB, 1)
         frag = run_scenario("fragmentation", gpu, ledger).outcomes
