@@ -19,6 +19,7 @@ from the notes (:data:`PRESETS`, :func:`run_preset`) and the eight pitfall demos
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import math
 import re
@@ -30,18 +31,21 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from core.notes import LiveRun, NotesCallout, NotesRef, run_live
+
 Pos = tuple[int, ...]
 Scalar = int | float
 IndexItem = Any  # int | slice | None | Ellipsis | bool | torch.Tensor (int64 or bool)
 
 #: Largest tensors the page accepts, by number of dims (3-D tensors are shown as slices).
-#: 2-D allows 8 columns so that the one-hot preset (4 labels, 7 classes) fits.
-PAGE_LIMITS: dict[int, tuple[int, ...]] = {1: (8,), 2: (6, 8), 3: (3, 4, 4)}
+#: 2-D allows 10 columns so that the notes' one-hot example (4 labels, class_num 10, 002:997) fits.
+PAGE_LIMITS: dict[int, tuple[int, ...]] = {1: (8,), 2: (6, 10), 3: (3, 4, 4)}
 #: Longest integer list / mask allowed inside an ``x[...]`` expression on the page.
 MAX_INDEX_LIST = 64
 
 SCATTER_REDUCES: tuple[str | None, ...] = (
     None,
+    "scatter_add",
     "add",
     "multiply",
     "sum",
@@ -52,6 +56,8 @@ SCATTER_REDUCES: tuple[str | None, ...] = (
 )
 _LEGACY_REDUCES = ("add", "multiply")
 _REDUCE_MODES = ("sum", "prod", "mean", "amax", "amin")
+#: ``scatter_add_``: the sum that is not deprecated (the notes' group means use it, 002:210).
+_SCATTER_ADD = "scatter_add"
 
 UNSPECIFIED_WINNER_NOTE = (
     "Several index entries write to the same cell. With plain scatter_ (no reduce) the winner "
@@ -618,6 +624,8 @@ def scatter_call(dim: int, src_text: str, reduce: str | None, include_self: bool
     """The Python expression :func:`trace_scatter` runs, with ``dest``/``index`` names."""
     if reduce is None:
         return f"dest.clone().scatter_({dim}, index, {src_text})"
+    if reduce == _SCATTER_ADD:
+        return f"dest.clone().scatter_add_({dim}, index, {src_text})"
     if reduce in _LEGACY_REDUCES:
         return f"dest.clone().scatter_({dim}, index, {src_text}, reduce={reduce!r})"
     return (
@@ -645,8 +653,9 @@ def trace_scatter(
         index: int64 tensor, same number of dims as ``dest``; ``index.size(d) <= src.size(d)``
             for all d and ``index.size(d) <= dest.size(d)`` for ``d != dim``.
         src: tensor with ``dest``'s dtype and number of dims, or a Python scalar.
-        reduce: ``None`` (plain ``scatter_``), ``"add"``/``"multiply"`` (``scatter_(...,
-            reduce=...)``) or a ``scatter_reduce_`` mode ``"sum"``, ``"prod"``, ``"mean"``,
+        reduce: ``None`` (plain ``scatter_``), ``"scatter_add"`` (``scatter_add_``, tensor
+            ``src`` only), ``"add"``/``"multiply"`` (deprecated ``scatter_(..., reduce=...)``)
+            or a ``scatter_reduce_`` mode ``"sum"``, ``"prod"``, ``"mean"``,
             ``"amax"``, ``"amin"`` (tensor ``src`` only).
         include_self: for the ``scatter_reduce_`` modes: whether ``dest``'s own value joins the
             reduction.
@@ -674,6 +683,11 @@ def trace_scatter(
             raise IndexingError(
                 f"scatter_reduce_ (reduce={reduce!r}) needs a tensor src, got the scalar {src}: "
                 "type src as a list shaped like index, or use reduce='add'/'multiply'"
+            )
+        if reduce == _SCATTER_ADD:
+            raise IndexingError(
+                f"scatter_add_ needs a tensor src, got the scalar {src}: type src as a list "
+                "shaped like index"
             )
         src = src.item() if isinstance(src, (np.integer, np.floating)) else src
     else:
@@ -705,6 +719,8 @@ def trace_scatter(
             warnings.simplefilter("always")
             if reduce is None:
                 out.scatter_(d, index, src)
+            elif reduce == _SCATTER_ADD:
+                out.scatter_add_(d, index, src)
             elif reduce in _LEGACY_REDUCES:
                 out.scatter_(d, index, src, reduce=reduce)
             else:
@@ -1067,14 +1083,14 @@ def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
                 + f" This run kept {value}."
             )
         return Explanation(pos, formula, note, sources)
-    with_self = r in _LEGACY_REDUCES or trace.include_self
+    with_self = r in _LEGACY_REDUCES or r == _SCATTER_ADD or trace.include_self
     terms = [f"dest{format_pos(pos)}"] if with_self else []
     nums = [old] if with_self else []
     terms += [src_name(w) for w in writers]
     nums += [src_val(w) for w in writers]
     if with_self:
         sources["dest"] = (pos,)
-    sym = {"add": " + ", "sum": " + ", "multiply": " * ", "prod": " * "}.get(r)
+    sym = {_SCATTER_ADD: " + ", "add": " + ", "sum": " + ", "multiply": " * ", "prod": " * "}.get(r)
     if sym:
         formula = f"out{format_pos(pos)} = {sym.join(terms)} = {sym.join(nums)} = {value}"
     else:
@@ -1082,11 +1098,14 @@ def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
         formula = (
             f"out{format_pos(pos)} = {fn}({', '.join(terms)}) = {fn}({', '.join(nums)}) = {value}"
         )
-    note = (
-        f"because {because}; reduce={r!r}"
-        + ("" if r in _LEGACY_REDUCES else f", include_self={trace.include_self}")
-        + "."
-    )
+    if r == _SCATTER_ADD:
+        note = f"because {because}; scatter_add_ adds every src value to dest's own."
+    else:
+        note = (
+            f"because {because}; reduce={r!r}"
+            + ("" if r in _LEGACY_REDUCES else f", include_self={trace.include_self}")
+            + "."
+        )
     if len(writers) > 1:
         note += f" {len(writers)} writes meet here and are combined, so the order does not matter."
     return Explanation(pos, formula, note, sources)
@@ -1191,16 +1210,40 @@ def _call_lines(call: str, error: bool) -> list[str]:
 # Presets from the notes
 # --------------------------------------------------------------------------------------------
 
-_X_DOC = "[[0.3992, 0.2908, 0.9044, 0.485, 0.6004], [0.5735, 0.9006, 0.6797, 0.4152, 0.1732]]"
-_Z35 = "[" + ", ".join(["[0.0, 0.0, 0.0, 0.0, 0.0]"] * 3) + "]"
+#: The notes' ``x`` (002:919-920, a ``torch.rand(2, 5)``), as printed with 4 decimals.
+_X_NOTES = "[[0.3992, 0.2908, 0.9044, 0.4850, 0.6004], [0.5735, 0.9006, 0.6797, 0.4152, 0.1732]]"
+_X_NOTES_CODE = """# the notes' x = torch.rand(2, 5), as printed at 002:919-920
+x = torch.tensor([[0.3992, 0.2908, 0.9044, 0.4850, 0.6004],
+                  [0.5735, 0.9006, 0.6797, 0.4152, 0.1732]])
+"""
+_X_CHANGE = "x = torch.rand(2, 5) is replaced by the values the notes print for it (002:919-920)."
+
+
+def _zeros_text(rows: int, cols: int, *, floating: bool = True) -> str:
+    cell = "0.0" if floating else "0"
+    return "[" + ", ".join(["[" + ", ".join([cell] * cols) + "]"] * rows) + "]"
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A documented example: editable texts, the call, and the output the notes print.
+    """An example from the notes (or a labelled variation of one), ready for the page.
 
-    ``first`` is ``input`` (gather) or ``dest`` (scatter); ``expected`` is the documented result
-    as a nested list, or ``expected_error`` a piece of torch's error text.
+    Attributes:
+        key, title: identifier and the label of the page's preset menu.
+        op, first, index, src, dim, reduce, include_self: what the page loads (``first`` is
+            ``input`` for gather, ``dest`` for scatter; texts are nested lists).
+        ref: where the example is in the notes, as ``FILE:LINE`` text (``"002:921"``).
+        verbatim: ``True`` when inputs, dim and dtype are the notes' own: only then may the page
+            say "from the notes". ``False``: a variation, labelled so on the page.
+        expected: the output as a nested list, or ``None`` when the call raises.
+        printed: whether the notes print ``expected`` (else it is what the notes' code gives,
+            worked out from its inputs, because the notes print nothing there).
+        decimals: the printed precision of ``expected`` (4 for ``0.3992``); ``None``: exact.
+        expected_dtype: the dtype of the notes' result (``torch.zeros`` -> ``torch.float32``).
+        notes_error: the error line the notes print for this call (``None`` if it runs).
+        notes_code: the notes' code, runnable as-is; it leaves its result in ``notes_result``.
+        notes_code_changes: what had to change in the notes' code for it to run ("" if nothing).
+        note: a sentence the page shows under the preset.
     """
 
     key: str
@@ -1210,82 +1253,167 @@ class Preset:
     index: str
     src: str
     dim: int
+    ref: str
+    verbatim: bool
     expected: Any = None
-    expected_error: str | None = None
+    printed: bool = True
+    decimals: int | None = None
+    expected_dtype: torch.dtype = torch.float32
+    notes_error: str | None = None
+    notes_code: str = ""
+    notes_result: str = "out"
+    notes_code_changes: str = ""
     reduce: str | None = None
     include_self: bool = True
     note: str = ""
+
+    def __post_init__(self) -> None:
+        NotesRef.parse(self.ref)  # raises ValueError for a malformed reference
+
+    @property
+    def notes_ref(self) -> NotesRef:
+        """:attr:`ref` as a :class:`core.notes.NotesRef`."""
+        return NotesRef.parse(self.ref)
 
 
 PRESETS: tuple[Preset, ...] = (
     Preset(
         "scatter_y1",
-        "y1: scatter_(0, index, x) into zeros(3, 5)",
+        "y1: zeros(3, 5).scatter_(0, index, x)",
         "scatter",
-        _Z35,
+        _zeros_text(3, 5),
         "[[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]",
-        _X_DOC,
+        _X_NOTES,
         0,
+        ref="002:921",
+        verbatim=True,
         expected=[
-            [0.3992, 0.9006, 0.6797, 0.485, 0.6004],
-            [0.0, 0.2908, 0.0, 0.4152, 0.0],
-            [0.5735, 0.0, 0.9044, 0.0, 0.1732],
+            [0.3992, 0.9006, 0.6797, 0.4850, 0.6004],
+            [0.0000, 0.2908, 0.0000, 0.4152, 0.0000],
+            [0.5735, 0.0000, 0.9044, 0.0000, 0.1732],
         ],
+        decimals=4,
+        notes_code="import torch\n\n"
+        + _X_NOTES_CODE
+        + "y1 = torch.zeros(3, 5).scatter_(0, torch.tensor([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]), x)"
+        + "\nprint(y1)\n",
+        notes_result="y1",
+        notes_code_changes=_X_CHANGE,
         note="Every x[i][j] goes to row index[i][j] of column j; no two land on the same cell.",
     ),
     Preset(
         "scatter_y2",
-        "y2: the same x, index with duplicates (overwriting)",
+        "y2: the same x, index [[0, 1, 2, 0, 0], [0, 0, 0, 1, 2]] (column 0 collides)",
         "scatter",
-        _Z35,
-        "[[0, 1, 2, 0, 0], [0, 1, 2, 1, 2]]",
-        _X_DOC,
+        _zeros_text(3, 5),
+        "[[0, 1, 2, 0, 0], [0, 0, 0, 1, 2]]",
+        _X_NOTES,
         0,
+        ref="002:926",
+        verbatim=True,
         expected=[
-            [0.5735, 0.0, 0.0, 0.485, 0.6004],
-            [0.0, 0.9006, 0.0, 0.4152, 0.0],
-            [0.0, 0.0, 0.6797, 0.0, 0.1732],
+            [0.5735, 0.9006, 0.6797, 0.4850, 0.6004],
+            [0.0000, 0.2908, 0.0000, 0.4152, 0.0000],
+            [0.0000, 0.0000, 0.9044, 0.0000, 0.1732],
         ],
-        note="Columns 0-2 are written twice; in the notes' output the second write overwrote the "
-        "first. Which write wins is unspecified (and may change run to run on CUDA).",
+        decimals=4,
+        notes_code="import torch\n\n"
+        + _X_NOTES_CODE
+        + "y2 = torch.zeros(3, 5).scatter_(0, torch.tensor([[0, 1, 2, 0, 0], [0, 0, 0, 1, 2]]), x)"
+        + "\nprint(y2)\n",
+        notes_result="y2",
+        notes_code_changes=_X_CHANGE,
+        note="Only column 0 collides (notes 002:940): index[0][0] and index[1][0] are both 0, so "
+        "x[0][0] and x[1][0] both write y2[0][0], and the notes printed x[1][0] there. Which of "
+        "two duplicate writes wins is unspecified (see the collision note below).",
     ),
     Preset(
         "scatter_scalar_6",
-        "scatter_(1, [[2], [3]], 6): a scalar source",
+        "zeros(3, 5).scatter_(0, index, 6): a scalar value",
         "scatter",
-        "[[0, 0, 0, 0], [0, 0, 0, 0]]",
-        "[[2], [3]]",
+        _zeros_text(3, 5),
+        "[[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]",
         "6",
-        1,
-        expected=[[0, 0, 6, 0], [0, 0, 0, 6]],
-        note="A scalar src is written at every place index names.",
+        0,
+        ref="002:946",
+        verbatim=True,
+        expected=[[6.0, 6.0, 6.0, 6.0, 6.0], [0.0, 6.0, 0.0, 6.0, 0.0], [6.0, 0.0, 6.0, 0.0, 6.0]],
+        notes_code="import torch\n\n"
+        "y1 = torch.zeros(3, 5).scatter_(0, torch.tensor([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]), 6)"
+        "\nprint(y1)\n",
+        notes_result="y1",
+        note="A scalar value is written at every place index names; dest is float (torch.zeros), "
+        "so the 6 is stored as 6.0.",
     ),
     Preset(
         "scatter_scalar_123",
-        "scatter_(1, [[2], [3]], 1.23) into zeros(2, 4)",
+        "zeros(2, 4).scatter_(1, [[2], [3]], 1.23)",
         "scatter",
-        "[[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]",
+        _zeros_text(2, 4),
         "[[2], [3]]",
         "1.23",
         1,
+        ref="002:964",
+        verbatim=True,
         expected=[[0.0, 0.0, 1.23, 0.0], [0.0, 0.0, 0.0, 1.23]],
+        decimals=4,
+        notes_code="import torch\n\n"
+        "z = torch.zeros(2, 4).scatter_(1, torch.tensor([[2], [3]]), 1.23)\nprint(z)\n",
+        notes_result="z",
         note="Row i gets 1.23 in column index[i][0].",
     ),
     Preset(
-        "one_hot",
-        "one-hot of labels [6, 0, 3, 2]: scatter_(1, label, 1)",
+        "one_hot_single",
+        "one-hot of the single label 3: zeros(1, 10).scatter_(1, [[3]], 1)",
         "scatter",
-        "[" + ", ".join(["[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"] * 4) + "]",
+        _zeros_text(1, 10),
+        "[[3]]",
+        "1",
+        1,
+        ref="002:980-992",
+        verbatim=True,
+        expected=[[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]],
+        notes_code="""import numpy as np
+import torch
+
+index_a = np.array(3).astype('int64')
+print("index_a的shape:", index_a.shape, "\\n", index_a)  # ()   3
+index_a = index_a[np.newaxis, np.newaxis]
+print("index_a的shape:", index_a.shape, "\\n", index_a)  # (1,1)   [[3]]
+index_a = torch.from_numpy(index_a)  # torch.Size([1, 1])
+one_hot = torch.zeros(1, 10).scatter_(1, index_a, 1)  # self[0][index[0][0]] = 1
+print("one_hot的shape:", one_hot.shape, "\\n", one_hot)
+""",
+        notes_result="one_hot",
+        note="index has shape (1, 1), so one 1 goes to column index[0][0] = 3.",
+    ),
+    Preset(
+        "one_hot",
+        "one-hot of labels [[6], [0], [3], [2]], class_num 10",
+        "scatter",
+        _zeros_text(4, 10),
         "[[6], [0], [3], [2]]",
         "1",
         1,
+        ref="002:997-1012",
+        verbatim=True,
         expected=[
-            [0, 0, 0, 0, 0, 0, 1],
-            [1, 0, 0, 0, 0, 0, 0],
-            [0, 0, 0, 1, 0, 0, 0],
-            [0, 0, 1, 0, 0, 0, 0],
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         ],
-        note="label = labels.view(-1, 1) has one column, so each row gets exactly one 1.",
+        notes_code="""import torch
+
+class_num = 10
+batch_size = 4
+label = torch.tensor([[6], [0], [3], [2]])  # class_num
+print("label的shape:", label.shape, "\\n", label)
+one_hot = torch.zeros(batch_size, class_num).scatter_(1, label, 1)
+print("one_hot的shape:", one_hot.shape, "\\n", one_hot)
+""",
+        notes_result="one_hot",
+        note="label has one column, so each row gets exactly one 1, in column label[i][0].",
     ),
     Preset(
         "gather",
@@ -1295,55 +1423,233 @@ PRESETS: tuple[Preset, ...] = (
         "[[0, 0], [2, 0]]",
         "",
         1,
+        ref="002:1035",
+        verbatim=True,
         expected=[[1, 1], [6, 4]],
-        note="out[i][j] = input[i][index[i][j]].",
+        expected_dtype=torch.int64,
+        notes_code="""import torch
+
+input = torch.tensor([[1,2,3],[4,5,6]])
+output = torch.gather(input, 1, torch.tensor([[0,0],[2,0]]))
+print(output)
+""",
+        notes_result="output",
+        note="out[i][j] = input[i][index[i][j]]; row 0 reads input[0][0] twice.",
     ),
     Preset(
         "gather_out_of_range",
-        "gather(input, 1, [[0, 0], [3, 0]]): out of range",
+        "gather(input, 1, [[0, 0], [3, 0]]): index 3 is out of range",
         "gather",
         "[[1, 2, 3], [4, 5, 6]]",
         "[[0, 0], [3, 0]]",
         "",
         1,
-        expected_error="index 3 is out of bounds for dimension 1 with size 3",
+        ref="002:1041",
+        verbatim=True,
+        expected_dtype=torch.int64,
+        notes_error="RuntimeError: Invalid index in gather",
+        notes_code="""import torch
+
+input = torch.tensor([[1,2,3],[4,5,6]])
+try:
+    output = torch.gather(input, 1, torch.tensor([[0,0],[3,0]]))  # input.size(1) - 1 = 2
+except RuntimeError as exc:
+    error = str(exc)
+    print(error)
+""",
+        notes_result="error",
+        notes_code_changes="The call is wrapped in try/except so that the error is printed.",
         note="Row 1 has only 3 columns (0, 1, 2): torch refuses index 3.",
     ),
     Preset(
         "group_means",
-        "scatter_add: mean of x by group idx",
+        "group means: zeros(3).scatter_add(0, idx, x), x = arange(1, 7)",
         "scatter",
         "[0.0, 0.0, 0.0]",
-        "[0, 1, 0, 2, 1, 0]",
-        "[1.0, 2.0, 3.0, 4.0, 5.0, 8.0]",
+        "[0, 1, 0, 1, 2, 2]",
+        "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]",
         0,
-        expected=[12.0, 7.0, 4.0],
-        reduce="add",
-        note="Sums per group; divided by the counts of torch.unique(idx, return_counts=True) "
-        "they give the group means [4, 3.5, 4].",
+        ref="002:204-211",
+        verbatim=True,
+        expected=[4.0, 6.0, 11.0],
+        printed=False,
+        reduce=_SCATTER_ADD,
+        notes_code="""import torch
+
+x = torch.arange(1, 7, dtype=torch.float)
+idx = torch.tensor([0, 1, 0, 1, 2, 2])
+idx_unique = idx.unique(sorted=True)
+idx_unique_count = torch.stack([(idx==idx_u).sum() for idx_u in idx_unique])
+res = torch.zeros(len(idx_unique)).scatter_add(0, idx, x)
+res /= idx_unique_count.float()
+print(res)
+""",
+        notes_result="res",
+        notes_code_changes="import torch is added.",
+        note="scatter_add sums x per group; dividing by the group sizes gives the means. "
+        "(torch.unique has had return_counts=True since the forum post the notes quote.)",
+    ),
+    Preset(
+        "one_hot_long_src",
+        "one-hot, int64: zeros(4, 4).long().scatter_(1, labels, ones(4, 4).long())",
+        "scatter",
+        _zeros_text(4, 4, floating=False),
+        "[[0], [2], [1], [3]]",
+        "[[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]",
+        1,
+        ref="004:219-225",
+        verbatim=True,
+        expected=[[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 1]],
+        printed=False,
+        expected_dtype=torch.int64,
+        notes_code="""import torch
+
+tensor = torch.tensor([0, 2, 1, 3])
+N = tensor.size(0)
+num_classes = 4
+one_hot = torch.zeros(N, num_classes).long()
+one_hot.scatter_(dim=1, index=torch.unsqueeze(tensor, dim=1),
+                 src=torch.ones(N, num_classes).long())
+print(one_hot)
+""",
+        notes_result="one_hot",
+        notes_code_changes="import torch is added; the long scatter_ line is broken in two.",
+        note="A tensor src (all ones, int64) instead of the scalar 1: src[i][0] goes to "
+        "column index[i][0]; the result stays int64.",
+    ),
+    Preset(
+        "one_hot_resize",
+        "one-hot with label.resize_(batch_size, 1), fixed labels [3, 0, 2, 3]",
+        "scatter",
+        _zeros_text(4, 4),
+        "[[3], [0], [2], [3]]",
+        "1",
+        1,
+        ref="004:227-240",
+        verbatim=False,
+        expected=[
+            [0.0, 0.0, 0.0, 1.0],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ],
+        printed=False,
+        notes_code='''import torch
+
+
+def one_hot(label):
+    """
+    将一维列表转换为独热编码
+    """
+    label = label.resize_(batch_size, 1)
+    m_zeros = torch.zeros(batch_size, class_num)
+    # 从 value 中取值，然后根据 dim 和 index 给相应位置赋值
+    onehot = m_zeros.scatter_(1, label, 1)  # (dim,index,value)
+    return onehot.numpy()  # Tensor -> Numpy
+
+
+class_num = 4
+batch_size = 4
+# the notes: label = torch.LongTensor(batch_size).random_() % class_num  # 对随机数取余
+label = torch.tensor([3, 0, 2, 3])
+out = one_hot(label)
+print(out)
+''',
+        notes_result="out",
+        notes_code_changes="Indentation restored (the notes lost it); the random labels "
+        "torch.LongTensor(batch_size).random_() % class_num are fixed to [3, 0, 2, 3] so the "
+        "result can be checked; the result is kept in `out`.",
+        note="label.resize_(batch_size, 1) turns the 1-D labels into the (4, 1) index column "
+        "in place. Labels 3 repeat: two rows get the same one-hot row.",
     ),
 )
 PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}
 
 
+@dataclass(frozen=True)
+class NotesComparison:
+    """A traced result checked against a preset's expected output at its printed precision.
+
+    ``atol`` is half a unit of the last printed decimal (``5e-5`` for 4 decimals), 0 for exact
+    values; ``mismatches`` lists the positions outside it; ``only_at_collisions`` says every
+    mismatch is a cell written by several scatter writes (whose winner is unspecified).
+    """
+
+    matches: bool
+    atol: float
+    shape_ok: bool
+    dtype_ok: bool
+    mismatches: tuple[Pos, ...]
+    only_at_collisions: bool
+
+
+def compare_with_notes(preset: Preset, trace: Trace) -> NotesComparison | None:
+    """Compare ``trace.result`` with ``preset.expected`` (``None`` when the preset expects an
+    error). Floats are compared at the printed precision, integers exactly; the dtype must be
+    the notes' (``preset.expected_dtype``)."""
+    if preset.expected is None:
+        return None
+    result = trace.result.detach().cpu()
+    expected = torch.tensor(preset.expected, dtype=torch.float64)
+    atol = 0.5 * 10.0**-preset.decimals if preset.decimals is not None else 0.0
+    shape_ok = tuple(expected.shape) == tuple(result.shape)
+    dtype_ok = result.dtype == preset.expected_dtype
+    if not shape_ok:
+        return NotesComparison(False, atol, False, dtype_ok, (), False)
+    diff = (result.to(torch.float64) - expected).abs()
+    bad = tuple(pos for pos in positions(result.shape) if float(diff[pos]) > atol)
+    only_collisions = bool(bad) and all(pos in trace.collisions for pos in bad)
+    return NotesComparison(dtype_ok and not bad, atol, shape_ok, dtype_ok, bad, only_collisions)
+
+
 def matches_expected(preset: Preset, result: torch.Tensor) -> bool:
-    """Whether ``result`` equals the preset's documented output exactly (in result's dtype)."""
+    """Whether ``result`` equals the preset's expected output at its printed precision."""
     if preset.expected is None:
         return False
-    expected = torch.tensor(preset.expected, dtype=result.dtype)
-    return expected.shape == result.shape and bool(torch.equal(expected, result.cpu()))
+    expected = torch.tensor(preset.expected, dtype=torch.float64)
+    if expected.shape != result.shape or result.dtype != preset.expected_dtype:
+        return False
+    atol = 0.5 * 10.0**-preset.decimals if preset.decimals is not None else 0.0
+    return bool(((result.detach().cpu().to(torch.float64) - expected).abs() <= atol).all())
 
 
-def preset_is_loaded(preset: Preset, op: str, texts: Sequence[str], dim: int) -> bool:
-    """Whether the page still shows ``preset`` unchanged (op, the three texts and dim)."""
+def run_notes_code(preset: Preset | str) -> LiveRun:
+    """Run the notes' own code of a preset (:attr:`Preset.notes_code`) and capture its output."""
+    if isinstance(preset, str):
+        preset = _preset_by_key(preset)
+    return run_live(preset.notes_code)
+
+
+_UNCHECKED: Any = object()
+
+
+def preset_is_loaded(
+    preset: Preset,
+    op: str,
+    texts: Sequence[str],
+    dim: int,
+    reduce: str | None = _UNCHECKED,
+    include_self: bool = _UNCHECKED,
+) -> bool:
+    """Whether the page still shows ``preset`` unchanged: op, the three texts, dim and, when
+    given, the scatter ``reduce`` mode (and ``include_self`` where that mode uses it)."""
     first, index, src = (re.sub(r"\s+", "", t or "") for t in texts)
     same_src = preset.op == "gather" or src == re.sub(r"\s+", "", preset.src)
+    same_reduce = preset.op == "gather" or reduce is _UNCHECKED or reduce == preset.reduce
+    same_self = (
+        preset.op == "gather"
+        or include_self is _UNCHECKED
+        or preset.reduce not in _REDUCE_MODES
+        or include_self == preset.include_self
+    )
     return (
         op == preset.op
         and int(dim) == preset.dim
         and first == re.sub(r"\s+", "", preset.first)
         and index == re.sub(r"\s+", "", preset.index)
         and same_src
+        and same_reduce
+        and same_self
     )
 
 
@@ -1389,11 +1695,12 @@ def group_means(x: torch.Tensor, idx: torch.Tensor) -> GroupMeans:
 def group_means_for(trace: Trace) -> GroupMeans | None:
     """The group means a scatter-add trace stands for, or ``None`` when it is not one.
 
-    Applies to ``reduce="add"`` of a tensor ``src`` shaped like ``index`` into an all-zero 1-D
-    ``dest``: only then is ``out[g]`` the plain sum of group ``g`` (a non-zero ``dest`` would be
-    added in, and :data:`GROUP_MEANS_SNIPPET` divides ``out`` by the counts).
+    Applies to ``scatter_add_`` (or the deprecated ``reduce="add"``) of a tensor ``src`` shaped
+    like ``index`` into an all-zero 1-D ``dest``: only then is ``out[g]`` the plain sum of group
+    ``g`` (a non-zero ``dest`` would be added in, and :data:`GROUP_MEANS_SNIPPET` divides
+    ``out`` by the counts).
     """
-    if trace.op != "scatter" or trace.reduce != "add" or trace.scalar_src:
+    if trace.op != "scatter" or trace.reduce not in ("add", _SCATTER_ADD) or trace.scalar_src:
         return None
     dest, index, src = (trace.operands[k] for k in ("dest", "index", "src"))
     if dest.dim() != 1 or src.shape != index.shape or bool(dest.count_nonzero()):
@@ -1484,12 +1791,16 @@ def _snippet(op, first, dim, index, src, reduce, include_self, *, error) -> str:
     return scatter_snippet(first, dim, index, src, reduce, include_self=include_self, error=error)
 
 
+def _preset_by_key(key: str) -> Preset:
+    if key not in PRESETS_BY_KEY:
+        raise IndexingError(f"unknown preset {key!r}; choose one of {list(PRESETS_BY_KEY)}")
+    return PRESETS_BY_KEY[key]
+
+
 def run_preset(preset: Preset | str) -> PresetRun:
     """Evaluate one preset (or its key) exactly as the page does."""
     if isinstance(preset, str):
-        if preset not in PRESETS_BY_KEY:
-            raise IndexingError(f"unknown preset {preset!r}; choose one of {list(PRESETS_BY_KEY)}")
-        preset = PRESETS_BY_KEY[preset]
+        preset = _preset_by_key(preset)
     trace, error, snippet = run_case(
         preset.op,
         preset.first,
@@ -1563,6 +1874,7 @@ class PitfallDemo:
     lines: tuple[tuple[str, str], ...]
     verdict: str
     holds: bool
+    ref: str | None = None
 
 
 PITFALL_TITLES: dict[int, str] = {
@@ -1574,6 +1886,19 @@ PITFALL_TITLES: dict[int, str] = {
     6: "0-d tensors: t[3].shape == () cannot be concatenated",
     7: "Recovering top-k values: a[topk_idx, arange(n)] vs a[topk_idx, :]",
     8: "max() of an empty tensor raises",
+}
+
+#: Where in the notes each pitfall is taught (``None``: the app adds it; the notes lack it).
+#: The demos draw their own tensors, so the page labels them variations of these examples.
+PITFALL_REFS: dict[int, str | None] = {
+    1: "002:421-430",
+    2: "002:432-532",
+    3: "002:534-540",
+    4: None,
+    5: "002:69-135",
+    6: "002:556-589",
+    7: "002:259-286",
+    8: "002:542-554",
 }
 
 
@@ -1600,7 +1925,7 @@ def run_pitfall(number: int, seed: int = 0, n: int = 4) -> PitfallDemo:
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 6:
         raise IndexingError(f"n must be a whole number from 2 to 6, got {n!r}")
     g = torch.Generator().manual_seed(int(seed))
-    return _PITFALLS[number](g, n)
+    return dataclasses.replace(_PITFALLS[number](g, n), ref=PITFALL_REFS[number])
 
 
 def _p1(g: torch.Generator, n: int) -> PitfallDemo:
@@ -2014,3 +2339,181 @@ def run_index_case(x_text: str, expr: str) -> tuple[Trace | None, IndexingError 
     except IndexingError as err:
         return None, err, index_snippet(x, items)
     return trace, None, index_snippet(x, items)
+
+
+# --------------------------------------------------------------------------------------------
+# Where the notes are wrong or out of date (checked live)
+# --------------------------------------------------------------------------------------------
+
+GATHER_DUPLICATES_CODE = """import torch
+
+input = torch.tensor([[1, 2, 3], [4, 5, 6]])
+index = torch.tensor([[0, 0], [2, 0]])  # row 0 holds 0 twice: not unique
+out = torch.gather(input, 1, index)
+print(out.tolist())
+"""
+
+PITFALL1_RECIPE_CODE = """import torch
+
+tmp_a = torch.arange(12).reshape(4, 3)  # tmp_a.shape = torch.Size([4, 3])
+tmp_b_inds = torch.tensor([2, 0, 1])    # tmp_b_inds.shape = torch.Size([3])
+print(tuple(tmp_a[:, tmp_b_inds].shape))  # every row, each of the 3 columns
+print(tmp_a[torch.arange(len(tmp_b_inds)), tmp_b_inds].tolist())  # the heading's form
+out = tmp_a[torch.arange(4), tmp_b_inds]  # the notes' recipe
+"""
+
+CHAINED_SLICE_CODE = """import torch
+
+a = torch.arange(15).reshape(3, 5)
+a[1:][0][2] = -7         # slice, then int, then int: every step but the last is a view
+print(a[1, 2].item())
+b = torch.arange(15).reshape(3, 5)
+b[b > 5][0] = -7         # a mask first: b[b > 5] is a copy, the write is lost
+print((b == -7).any().item())
+"""
+
+GATHER_ERROR_CODE = """import torch
+
+input = torch.tensor([[1,2,3],[4,5,6]])
+output = torch.gather(input, 1, torch.tensor([[0,0],[3,0]]))  # input.size(1) - 1 = 2
+"""
+
+#: The notes' error line for the out-of-range gather (002:1047), without its file path.
+NOTES_GATHER_ERROR = "RuntimeError: Invalid index in gather"
+
+
+def _gather_unique_callout() -> NotesCallout:
+    run = run_live(GATHER_DUPLICATES_CODE)
+    if run.raised:
+        today = f"torch {run.torch_version} refuses repeated index values in a row: {run.error}."
+    else:
+        today = (
+            f"gather accepts repeated values in a row: index [[0, 0], [2, 0]] (0 twice in row "
+            f"0) gave {run.output}, reading input[0][0] twice. Only the range rule holds (0 to "
+            "input.size(dim) - 1). The uniqueness sentence comes from old scatter_ docs, where "
+            "repeated values in a row send two writes to one cell; gather only reads."
+        )
+    return NotesCallout(
+        key="gather_unique_rows",
+        title="gather: index values in a row need not be unique",
+        ref=NotesRef.parse("002:1056"),
+        quote_zh="all values in a row along the specified dimension param_dim must be unique",
+        gloss_en="For gather, all index values in a row along dim must be unique (the next "
+        "line of the notes says this half of the sentence was not understood).",
+        verdict="wrong",
+        today=today,
+        run=run,
+    )
+
+
+def _pitfall1_recipe_callout() -> NotesCallout:
+    run = run_live(PITFALL1_RECIPE_CODE)
+    printed = run.output.splitlines()
+    whole, heading = (printed + ["?", "?"])[:2]
+    if run.raised:
+        today = (
+            f"With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values) the recipe raises "
+            f"{run.error}. Two index tensors pair up element by element, so torch.arange(4) "
+            f"and 3 column numbers cannot pair. tmp_a[:, tmp_b_inds] has shape {whole} (every "
+            f"row, each listed column); the heading's form tmp_a[torch.arange(len(tmp_b_inds)), "
+            f"tmp_b_inds] runs but pairs only rows 0-2: {heading}. The pairwise form needs one "
+            "column number per row."
+        )
+    else:
+        today = (
+            f"The recipe ran without error here ({run.output}); the shapes in the notes "
+            "(4 rows, 3 indices) would be expected to make it fail."
+        )
+    return NotesCallout(
+        key="pitfall1_arange_recipe",
+        title="Pitfall 1: the notes' tmp_a[torch.arange(4), tmp_b_inds] raises",
+        ref=NotesRef.parse("002:421-430"),
+        quote_zh="tmp_a[:, tmp_b_inds]会得不到期望的结果, 应改用tmp_a[torch.arange(4), tmp_b_inds]",
+        gloss_en="(tmp_a has shape [4, 3], the integer tmp_b_inds shape [3].) tmp_a[:, "
+        "tmp_b_inds] will not give the expected result; use tmp_a[torch.arange(4), tmp_b_inds] "
+        "instead.",
+        verdict="wrong",
+        today=today,
+        run=run,
+    )
+
+
+def _chained_slice_callout() -> NotesCallout:
+    run = run_live(CHAINED_SLICE_CODE)
+    printed = run.output.splitlines()
+    written, masked = (printed + ["?", "?"])[:2]
+    if not run.raised and written == "-7":
+        today = (
+            f"a[1:][0][2] = -7 wrote into a: a[1][2] is now {written}. A chain of indexing "
+            "writes through when every step before the last is basic indexing (slices and "
+            "ints give views), as in the notes' own tmp_a[sub_splice1][ssub_splice2] with "
+            "slices. The write is lost only when an earlier step is advanced indexing (a mask "
+            f"or an index tensor gives a copy): after b[b > 5][0] = -7, b holds -7: {masked}."
+        )
+    else:
+        today = (
+            f"a[1:][0][2] = -7 left a[1][2] at {written}: chained assignment through slices "
+            f"did not write here. ({run.transcript})"
+        )
+    return NotesCallout(
+        key="chained_slice_assignment",
+        title="Chained assignment through slices does write",
+        ref=NotesRef.parse("002:537-539"),
+        quote_zh="切记只能使用一层索引, 使用多层索引不改变张量的值",
+        gloss_en="When assigning into an indexed tensor, use only one level of indexing: with "
+        "several levels (tmp_a[sub_splice1][ssub_splice2] = 0.) the tensor does not change.",
+        verdict="wrong",
+        today=today,
+        run=run,
+    )
+
+
+def _gather_error_callout() -> NotesCallout:
+    run = run_live(GATHER_ERROR_CODE)
+    if run.raised and run.error and "Invalid index in gather" not in run.error:
+        today = (
+            f"torch {run.torch_version} still refuses index 3, with another message: "
+            f"{run.error}. It names the bad value, the dim and its size. The notes' message "
+            "came from the old TH backend (TH/generic/THTensorEvenMoreMath.cpp in its traceback)."
+        )
+    elif run.raised:
+        today = f"torch {run.torch_version} still prints the notes' message: {run.error}."
+    else:
+        today = (
+            f"torch {run.torch_version} no longer raises for index 3: it printed "
+            f"{run.output or 'nothing'}."
+        )
+    return NotesCallout(
+        key="gather_error_text",
+        title="gather's out-of-range error: the notes show an old message",
+        ref=NotesRef.parse("002:1041-1047"),
+        quote_zh=NOTES_GATHER_ERROR,
+        gloss_en="torch.gather with index 3 on rows of 3 values fails with 'Invalid index in "
+        "gather' (followed by a path into TH/generic/THTensorEvenMoreMath.cpp).",
+        verdict="out of date",
+        today=today,
+        run=run,
+    )
+
+
+def notes_callouts() -> list[NotesCallout]:
+    """The indexing lessons where the notes are wrong or out of date, each run live now:
+    ``gather_unique_rows`` (002:1056), ``gather_error_text`` (002:1041-1047),
+    ``pitfall1_arange_recipe`` (002:421-430) and ``chained_slice_assignment`` (002:537-539)."""
+    return [
+        _gather_unique_callout(),
+        _gather_error_callout(),
+        _pitfall1_recipe_callout(),
+        _chained_slice_callout(),
+    ]
+
+
+#: Which callout belongs beside which preset / pitfall on the page.
+PRESET_CALLOUTS: dict[str, tuple[str, ...]] = {
+    "gather": ("gather_unique_rows",),
+    "gather_out_of_range": ("gather_error_text",),
+}
+PITFALL_CALLOUTS: dict[int, tuple[str, ...]] = {
+    1: ("pitfall1_arange_recipe",),
+    3: ("chained_slice_assignment",),
+}

@@ -3,6 +3,7 @@ the notes, snippets reproduce what the page shows, pitfalls show up on real tens
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 
@@ -169,13 +170,13 @@ def _rebuild_scatter(dest, src, links, reduce, include_self, scalar):
     candidates = {}
     for d, srcs in groups.items():
         vals = [src if scalar else src[s].item() for s in srcs]
-        with_self = reduce in ("add", "multiply") or include_self
+        with_self = reduce in ("add", "multiply", "scatter_add") or include_self
         own = [dest[d].item()] if with_self else []
         if reduce is None:
             candidates[d] = vals
             continue
         allv = own + vals
-        if reduce in ("add", "sum"):
+        if reduce in ("add", "sum", "scatter_add"):
             out[d] = sum(allv)
         elif reduce in ("multiply", "prod"):
             out[d] = math.prod(allv)
@@ -225,7 +226,8 @@ class TestScatter:
 
     def test_collisions_and_winner(self):
         t = ix.run_preset("scatter_y2").trace
-        assert set(t.collisions) == {(0, 0), (1, 1), (2, 2)}
+        # the notes' y2 (002:926): only column 0 collides (002:940)
+        assert set(t.collisions) == {(0, 0)}
         assert t.collisions[(0, 0)] == ((0, 0), (1, 0))
         for d, w in t.winners.items():
             assert torch.equal(t.result[d], t.operands["src"][w])
@@ -243,6 +245,18 @@ class TestScatter:
         t = ix.trace_scatter(torch.zeros(2, dtype=torch.int64), 0, torch.tensor([1]), 1.23)
         assert t.result.tolist() == [0, 1]
         assert ix.explain_element(t, (1,)).formula == "out[1] = scalar = 1.23 (cast to int64: 1)"
+
+    def test_scatter_add_mode(self):
+        t = ix.trace_scatter(
+            torch.zeros(3), 0, torch.tensor([0, 1, 0, 1, 2, 2]), torch.arange(1.0, 7.0),
+            "scatter_add",
+        )  # fmt: skip
+        assert t.result.tolist() == [4.0, 6.0, 11.0]
+        assert t.call == "dest.clone().scatter_add_(0, index, src)" and not t.warnings
+        with pytest.raises(ValueError, match="scatter_add_ needs a tensor src, got the scalar 2"):
+            ix.trace_scatter(torch.zeros(3), 0, torch.tensor([0]), 2, "scatter_add")
+        _, err, snippet = ix.run_case("scatter", "[0, 0]", "[1, 1]", "[2, 3]", 0, "scatter_add")
+        assert err is None and _exec(snippet)["out"].tolist() == [0, 5]
 
     def test_legacy_reduce_warning_is_reported(self):
         t = ix.trace_scatter(torch.zeros(3), 0, torch.tensor([0, 0]), torch.ones(2), "multiply")
@@ -418,13 +432,12 @@ class TestExplain:
         assert e.formula == "out[0][0] = src[0][0] = 0.3992 or src[1][0] = 0.5735 -> 0.5735"
         assert "unspecified" in e.note and "CUDA" in e.note
         t = ix.run_preset("group_means").trace
-        e = ix.explain_element(t, (0,))
-        assert (
-            e.formula
-            == "out[0] = dest[0] + src[0] + src[2] + src[5] = 0.0 + 1.0 + 3.0 + 8.0 = 12.0"
-        )
+        e = ix.explain_element(t, (2,))
+        assert e.formula == "out[2] = dest[2] + src[4] + src[5] = 0.0 + 5.0 + 6.0 = 11.0"
+        assert "scatter_add_ adds" in e.note
         t = ix.run_preset("scatter_scalar_6").trace
-        assert ix.explain_element(t, (0, 2)).formula == "out[0][2] = scalar = 6"
+        assert ix.explain_element(t, (2, 0)).formula == "out[2][0] = scalar = 6"
+        assert ix.explain_element(t, (1, 0)).formula == "out[1][0] = dest[1][0] = 0.0"
         t = ix.trace_scatter(
             torch.tensor([5.0, 0.0]),
             0,
@@ -463,19 +476,75 @@ class TestPresets:
     def test_matches_reference(self, preset):
         run = ix.run_preset(preset)
         ns = _exec(run.snippet)
-        if preset.expected_error:
-            assert run.trace is None and run.error.torch_error == preset.expected_error
+        if preset.notes_error:
+            assert preset.expected is None
+            assert run.trace is None
+            assert run.error.torch_error == "index 3 is out of bounds for dimension 1 with size 3"
             assert ns["error"] == run.error.torch_error
             return
         assert run.error is None
         assert ix.matches_expected(preset, run.trace.result), run.trace.result
+        cmp = ix.compare_with_notes(preset, run.trace)
+        assert cmp.matches and not cmp.mismatches and cmp.dtype_ok
         assert torch.equal(ns["out"], run.trace.result)
-        assert ns["out"].dtype == run.trace.result.dtype
+        assert ns["out"].dtype == run.trace.result.dtype == preset.expected_dtype
         if run.group is not None:
             assert torch.equal(ns["means"], run.group.means)
-            assert run.group.means.tolist() == [4.0, 3.5, 4.0]
-            assert run.group.counts.tolist() == [3, 2, 1]
+            assert run.group.sums.tolist() == [4.0, 6.0, 11.0]
+            assert run.group.means.tolist() == [2.0, 3.0, 5.5]
+            assert run.group.counts.tolist() == [2, 2, 2]
             assert run.group.agree
+
+    @pytest.mark.parametrize("preset", ix.PRESETS, ids=lambda p: p.key)
+    def test_notes_code_runs_and_agrees(self, preset):
+        """The notes' own code (shown on the page) runs as-is and gives the page's result."""
+        ns = _exec(preset.notes_code)
+        got = ns[preset.notes_result]
+        run = ix.run_preset(preset)
+        if preset.notes_error:
+            assert got == run.error.torch_error
+            return
+        got = torch.as_tensor(got)
+        if preset.key == "group_means":  # the notes divide the sums by the group sizes
+            assert torch.equal(got, run.group.means)
+        else:
+            assert torch.equal(got, run.trace.result) and got.dtype == run.trace.result.dtype
+        live = ix.run_notes_code(preset.key)
+        assert live.error is None and live.output
+
+    def test_presets_cite_the_notes(self):
+        for preset in ix.PRESETS:
+            assert preset.notes_ref.file in ("002", "004"), preset.key
+            assert preset.notes_code.startswith("import"), preset.key
+            if not preset.verbatim:
+                assert preset.notes_code_changes, preset.key  # says what differs
+        variations = [p.key for p in ix.PRESETS if not p.verbatim]
+        assert variations == ["one_hot_resize"]
+        with pytest.raises(ValueError, match="a notes reference looks like"):
+            ix.Preset("k", "t", "gather", "[1]", "[0]", "", 0, ref="notes 2", verbatim=True)
+
+    def test_compare_with_notes(self):
+        y2 = ix.PRESETS_BY_KEY["scatter_y2"]
+        trace = ix.run_preset(y2).trace
+        # the other duplicate write winning changes only the collided cell: reported as such
+        other = trace.result.clone()
+        other[0, 0] = trace.operands["src"][0, 0]
+        cmp = ix.compare_with_notes(y2, dataclasses.replace(trace, result=other))
+        assert not cmp.matches and cmp.mismatches == ((0, 0),) and cmp.only_at_collisions
+        # printed precision: 4 decimals -> atol 5e-5
+        near = trace.result.clone()
+        near[1, 1] += 4e-5
+        assert ix.compare_with_notes(y2, dataclasses.replace(trace, result=near)).matches
+        near[1, 1] += 2e-5
+        cmp = ix.compare_with_notes(y2, dataclasses.replace(trace, result=near))
+        assert cmp.mismatches == ((1, 1),) and not cmp.only_at_collisions and cmp.atol == 5e-5
+        # dtype is part of the notes' output: float 6. is not int 6
+        p6 = ix.PRESETS_BY_KEY["scatter_scalar_6"]
+        t6 = ix.run_preset(p6).trace
+        as_int = dataclasses.replace(t6, result=t6.result.long())
+        assert not ix.compare_with_notes(p6, as_int).dtype_ok
+        assert not ix.matches_expected(p6, t6.result.long())
+        assert ix.compare_with_notes(ix.PRESETS_BY_KEY["gather_out_of_range"], t6) is None
 
     @pytest.mark.parametrize(
         ("dest", "src", "means"),
@@ -505,6 +574,11 @@ class TestPresets:
         assert ix.preset_is_loaded(p, "gather", [p.first, p.index, ""], 1)
         assert not ix.preset_is_loaded(p, "gather", [p.first, "[[1, 1], [2, 0]]", ""], 1)
         assert not ix.preset_is_loaded(p, "scatter", [p.first, p.index, ""], 1)
+        g = ix.PRESETS_BY_KEY["group_means"]
+        texts = [g.first, g.index, g.src]
+        assert ix.preset_is_loaded(g, "scatter", texts, 0, "scatter_add", False)
+        assert not ix.preset_is_loaded(g, "scatter", texts, 0, "add", True)
+        assert not ix.preset_is_loaded(g, "scatter", texts, 0, None, True)
 
     def test_exception(self):
         with pytest.raises(ValueError, match="unknown preset 'nope'"):
@@ -525,6 +599,12 @@ class TestPresets:
 
 # ------------------------------------------------------------------------------ parsing
 class TestParsing:
+    def test_page_limit_fits_the_notes_one_hot(self):
+        # 002:997-1012: 4 labels, class_num 10
+        assert ix.parse_tensor(ix.PRESETS_BY_KEY["one_hot"].first, "dest").shape == (4, 10)
+        with pytest.raises(ValueError, match="over the page limit of 6x10"):
+            ix.parse_tensor("[[" + ", ".join(["0"] * 11) + "]]", "x")
+
     def test_smoke(self):
         t = ix.parse_tensor("[[1, 2], [3, 4.5]]", "input")
         assert t.dtype == torch.float32 and t.shape == (2, 2)
@@ -545,7 +625,7 @@ class TestParsing:
             (
                 "[" + ", ".join(["[0, 0, 0, 0, 0, 0, 0]"] * 7) + "]",
                 "values",
-                r"over the page limit of 6x8",
+                r"over the page limit of 6x10",
             ),
             ("[" + ", ".join(["1"] * 9) + "]", "values", r"9, over the page limit of 8"),
             ("[[[[1]]]]", "values", r"4 dims"),
@@ -623,6 +703,13 @@ class TestPitfalls:
                 assert torch.equal(ns["fixed"], demo.values["fixed"]), (seed, n)
                 assert torch.equal(ns["chained"], demo.values["chained"]), (seed, n)
 
+    def test_refs(self):
+        for number in ix.PITFALL_TITLES:
+            demo = ix.run_pitfall(number)
+            assert demo.ref == ix.PITFALL_REFS[number]
+        assert ix.run_pitfall(1).ref == "002:421-430" and ix.run_pitfall(3).ref == "002:534-540"
+        assert ix.run_pitfall(4).ref is None  # duplicates with += are not in the notes
+
     def test_exception(self):
         with pytest.raises(ValueError, match="1 to 8, got 9"):
             ix.run_pitfall(9)
@@ -688,3 +775,58 @@ def test_cuda_scatter_and_prechecked_range():
     with pytest.raises(ix.IndexingError, match="out of range"):  # no device assert
         ix.trace_gather(torch.ones(2, 3, device="cuda"), 1, torch.tensor([[0, 3]], device="cuda"))
     assert torch.cuda.synchronize() is None
+
+
+# ------------------------------------------------------------------------------ notes callouts
+class TestNotesCallouts:
+    @pytest.fixture(scope="class")
+    def callouts(self):
+        return {c.key: c for c in ix.notes_callouts()}
+
+    def test_smoke(self, callouts):
+        assert list(callouts) == [
+            "gather_unique_rows",
+            "gather_error_text",
+            "pitfall1_arange_recipe",
+            "chained_slice_assignment",
+        ]
+        wanted = set(ix.PRESET_CALLOUTS.values()) | set(ix.PITFALL_CALLOUTS.values())
+        assert {k for keys in wanted for k in keys} == set(callouts)
+
+    def test_gather_allows_duplicates(self, callouts):
+        c = callouts["gather_unique_rows"]
+        assert c.verdict == "wrong" and str(c.ref) == "002:1056"
+        assert not c.run.raised and c.run.output == "[[1, 1], [6, 4]]"
+        assert c.today.startswith("gather accepts repeated values in a row")
+        assert "gave [[1, 1], [6, 4]]" in c.today
+
+    def test_gather_error_text(self, callouts):
+        c = callouts["gather_error_text"]
+        assert c.verdict == "out of date" and c.quote_zh == ix.NOTES_GATHER_ERROR
+        assert c.run.error == "RuntimeError: index 3 is out of bounds for dimension 1 with size 3"
+        assert "still refuses index 3, with another message" in c.today
+        assert c.run.error in c.today and "Invalid index in gather" not in c.run.error
+
+    def test_pitfall1_recipe_raises(self, callouts):
+        c = callouts["pitfall1_arange_recipe"]
+        assert c.verdict == "wrong" and c.run.error_type == "IndexError"
+        assert "shape mismatch" in c.run.error and "[4], [3]" in c.run.error
+        assert c.today.startswith("With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values)")
+        assert "has shape (4, 3)" in c.today and "pairs only rows 0-2: [2, 3, 7]" in c.today
+
+    def test_chained_slices_write(self, callouts):
+        c = callouts["chained_slice_assignment"]
+        assert c.verdict == "wrong" and c.run.output.splitlines() == ["-7", "False"]
+        assert c.today.startswith("a[1:][0][2] = -7 wrote into a: a[1][2] is now -7")
+        assert "b holds -7: False" in c.today
+
+    def test_today_follows_the_run(self, monkeypatch):
+        """The sentence is chosen from the run: a different torch result changes it."""
+        monkeypatch.setattr(ix, "CHAINED_SLICE_CODE", "print(5)\nprint(False)")
+        assert ix._chained_slice_callout().today.startswith("a[1:][0][2] = -7 left a[1][2] at 5")
+        monkeypatch.setattr(ix, "GATHER_DUPLICATES_CODE", "raise RuntimeError('unique please')")
+        assert "refuses repeated index values" in ix._gather_unique_callout().today
+        monkeypatch.setattr(ix, "GATHER_ERROR_CODE", "print('ok')")
+        assert "no longer raises" in ix._gather_error_callout().today
+        monkeypatch.setattr(ix, "PITFALL1_RECIPE_CODE", "print('(4, 3)')\nprint('[1]')")
+        assert ix._pitfall1_recipe_callout().today.startswith("The recipe ran without error")
