@@ -17,6 +17,7 @@ BatchNorm / LayerNorm / InstanceNorm / GroupNorm against the real modules, and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ __all__ = [
     "batch_of_one_snippet",
     "formula_check",
     "formula_snippet",
+    "explain_loader",
     "loader_run",
     "loader_snippet",
     "notes_callouts",
@@ -1383,6 +1385,37 @@ def loader_run(dataset_size: int, batch_size: int, *, drop_last: bool, channels:
                      error=error)
 
 
+def explain_loader(without: LoaderRun, with_drop: LoaderRun) -> str:
+    """One sentence on what ``drop_last`` changed, from the two runs of :func:`loader_run`."""
+    size, batch = without.dataset_size, without.batch_size
+    last = without.batch_sizes[-1] if without.batch_sizes else 0
+    if batch == 1:
+        return (f"Every batch holds one sample, so the first one already fails "
+                f"(batch {without.failed_batch}) and drop_last cannot help"
+                + (" (it drops nothing: there is no short last batch)."
+                   if with_drop.error else ".")
+                + " Use a batch size above 1.")
+    if without.error is not None:
+        if with_drop.error is not None:
+            fixed = f"but training still fails: {with_drop.error}"
+        elif not with_drop.batch_sizes:
+            fixed = ("but then the loader yields no batch at all (the dataset is smaller than "
+                     "one batch)")
+        else:
+            fixed = "and training gets through the epoch"
+        return (f"{size} = {len(without.batch_sizes) - 1} × {batch} + {last}: the last batch "
+                f"holds a single sample and training stops at batch {without.failed_batch}. "
+                f"drop_last=True leaves that sample out ({with_drop.dropped} unused this "
+                f"epoch) {fixed}.")
+    if last == batch:
+        return (f"{size} is a multiple of {batch}: every batch is full and drop_last changes "
+                "nothing. Pick a dataset size one more than a multiple of the batch size to "
+                "see the error.")
+    return (f"The last batch holds {last} samples, more than one, so it trains; drop_last=True "
+            f"would only throw those {with_drop.dropped} samples away. The error needs a last "
+            "batch of exactly one (dataset size = k × batch size + 1).")
+
+
 def loader_snippet(dataset_size: int, batch_size: int, channels: int = 3) -> str:
     """The runnable script behind :func:`loader_run`, for both ``drop_last`` settings."""
     _check_loader_sizes(dataset_size, batch_size, channels)
@@ -1437,25 +1470,33 @@ def _test_set_order(test_size: int, seed: int) -> list[int]:
     return torch.randperm(test_size, generator=torch.Generator().manual_seed(seed)).tolist()
 
 
-def repeated_eval(stream: Stream, *, spatial: Sequence[int] = (), test_size: int = 12,
-                  eval_batch: int = 4, train_steps: int = 30, train_batch: int = 16,
-                  seed: int = 0, eps: float = 1e-5, sample: int = 0,
+def _eval_config(config: SimConfig, train_batch: int) -> SimConfig:
+    """The configuration the repeated-evaluation demo trains with: ``config``'s stream without
+    its injected NaN (the demo is about batch composition), ``train_batch`` samples a batch."""
+    stream = dataclasses.replace(config.stream, nan_step=None)
+    return dataclasses.replace(config, stream=stream, batch_size=train_batch)
+
+
+def repeated_eval(config: SimConfig, *, test_size: int = 12, eval_batch: int = 4,
+                  train_steps: int = 30, train_batch: int = 16, sample: int = 0,
                   ) -> tuple[RepeatedEval, RepeatedEval]:
     """The notes' 002:795 experiment, once with ``track_running_stats=True`` and once False.
 
-    Both modules see the same ``train_steps`` training batches (batch ``k`` of ``stream``,
-    ``train_batch`` samples). The test set is batch number ``train_steps`` of the stream with
-    ``test_size`` samples (never trained on). Each evaluation pass shuffles it (as
-    ``DataLoader(shuffle=True)`` would, with seeds ``2·seed + 1`` and ``2·seed + 2``), splits
-    it into batches of ``eval_batch`` and runs ``eval()``; outputs are put back in test-set
-    order and compared.
+    ``config`` gives the stream (its injected NaN is left out), the spatial size, eps and the
+    seed; its batch size, momentum and flags are not used. Both modules see the same
+    ``train_steps`` training batches (batch ``k`` of the stream, ``train_batch`` samples). The
+    test set is batch number ``train_steps`` of the stream with ``test_size`` samples (never
+    trained on). Each evaluation pass shuffles it (as ``DataLoader(shuffle=True)`` would, with
+    seeds ``2·seed + 1`` and ``2·seed + 2``), splits it into batches of ``eval_batch`` and runs
+    ``eval()``; outputs are put back in test-set order and compared.
 
     Returns:
         ``(tracked, untracked)`` :class:`RepeatedEval` results.
 
     Raises:
         ValueError: sizes out of range (``test_size`` in [2, 64], ``eval_batch`` in
-            [1, test_size], ``sample`` in [0, test_size), ``train_steps`` in [0, 500]).
+            [1, test_size], ``sample`` in [0, test_size), ``train_steps`` in [0, 500]), or a
+            training batch over ``MAX_VALUES_PER_BATCH`` numbers (use :func:`cap_spatial`).
     """
     if isinstance(test_size, bool) or not isinstance(test_size, int) \
             or not 2 <= test_size <= MAX_EVAL_TEST_SIZE:
@@ -1469,10 +1510,15 @@ def repeated_eval(stream: Stream, *, spatial: Sequence[int] = (), test_size: int
         raise ValueError(f"sample must be in [0, {test_size - 1}], got {sample!r}")
     if not isinstance(train_steps, int) or not 0 <= train_steps <= 500:
         raise ValueError(f"train_steps must be an integer in [0, 500], got {train_steps!r}")
+    cfg = _eval_config(config, train_batch)
+    stream, spatial, eps, seed = cfg.stream, tuple(cfg.spatial), cfg.eps, cfg.seed
     _check_eps(eps)
-    shape = input_shape(train_batch, stream.channels, spatial)
+    shape = cfg.shape
     if train_steps and _values_per_channel(shape) < 2:
         raise ValueError(f"train batches need more than 1 value per channel, got {shape}")
+    if int(np.prod(shape)) > MAX_VALUES_PER_BATCH:
+        raise ValueError(f"a training batch {shape} would hold {int(np.prod(shape)):,} numbers; "
+                         f"keep it under {MAX_VALUES_PER_BATCH:,} (smaller spatial size)")
     test_x = sample_batch(stream, train_steps, test_size, spatial, seed=seed)
     orders = [_test_set_order(test_size, 2 * int(seed) + p) for p in (1, 2)]
     results = []
@@ -1518,8 +1564,7 @@ def repeated_eval_snippet(config: SimConfig, *, test_size: int = 12, eval_batch:
                           train_steps: int = 30, train_batch: int = 16) -> str:
     """The runnable script behind :func:`repeated_eval` (stream, spatial, eps and seed from
     ``config``); it prints the largest output change between two shuffled passes."""
-    batch_config = SimConfig(stream=config.stream, batch_size=train_batch,
-                             spatial=config.spatial, seed=config.seed)
+    batch_config = _eval_config(config, train_batch)
     batch_fn = _batch_function_code(batch_config).replace(
         "def batch(k):", "def batch(k, n):").replace(
         f"torch.randn({batch_config.shape}, ",
