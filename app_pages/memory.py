@@ -10,6 +10,7 @@ from collections import deque
 import pandas as pd
 import streamlit as st
 
+from core import memory_scenarios as ms
 from core.allocator_sim import format_size
 from core.environment import available_devices
 from core.memory_backends import (
@@ -37,7 +38,9 @@ from core.memory_figures import (
     segment_map,
 )
 from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
+from core.notes import cite
 from ui.code import show_code
+from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -59,7 +62,8 @@ keep_widget_state(
     f"memory.{name}"
     for name in (
         "sim_total", "alloc_mode", "size", "unit", "shape", "dtype", "scenario", "live",
-        "interval", "window", "stats_nonzero",
+        "interval", "window", "stats_nonzero", "nograd_batch", "nograd_size", "nograd_batches",
+        "load_world",
     )
 )  # fmt: skip
 if "memory.ledger" not in state:
@@ -227,6 +231,7 @@ with tab_scen:
         format_func=lambda k: SCENARIOS[k].title,
     )
     st.markdown(SCENARIOS[key].lesson)
+    notes_citation(SCENARIOS[key].ref, verbatim=SCENARIOS[key].verbatim)
     if st.button("Run scenario", key="memory.run_scenario", type="primary"):
         with st.spinner("Running the scenario ..."):
             run = run_scenario(key, backend, ledger)
@@ -253,6 +258,7 @@ with tab_scen:
                         "segments": o.segments,
                         "retries": o.num_alloc_retries,
                         "OOMs": o.num_ooms,
+                        "lands in": o.landed_in,
                         "look at": o.step.note,
                         "what happened": o.message,
                     }
@@ -372,6 +378,218 @@ with tab_proc:
         st.caption(
             "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
         )
+
+# ------------------------------------------------------------------------------ the notes
+@st.cache_resource(show_spinner=False)
+def _callouts() -> list:
+    return ms.notes_callouts()
+
+
+@st.cache_data(show_spinner=False)
+def _claims() -> tuple:
+    return ms.check_allocator_claims()
+
+
+@st.cache_data(show_spinner=False)
+def _eval_memory(batch: int, size: int, batches: int, device: str):
+    return ms.measure_eval_memory(batch, size, batches, device)
+
+
+@st.cache_data(show_spinner=False)
+def _map_location(world_size: int):
+    return ms.map_location_demo(world_size)
+
+
+@st.cache_data(show_spinner=False)
+def _conv_oom() -> tuple:
+    return ms.conv_oom_demo()
+
+
+st.subheader("What the notes teach about memory, checked", anchor=False)
+tab_rule, tab_nograd, tab_load, tab_cudnn = st.tabs(
+    [
+        "Allocator rule (000:4-5)",
+        "no_grad at evaluation (004:49-53)",
+        "torch.load map_location (000:63, 000:76)",
+        "cuDNN algorithm error (002:1360-1367)",
+    ]
+)
+with tab_rule:
+    st.caption(
+        f"Each claim of the {cite('000:4')}-5 passage, decided by a live run of the simulator "
+        "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "notes": c.ref,
+                    "the notes say": c.quote_zh,
+                    "in English": c.claim_en,
+                    "holds": "yes" if c.holds else "no",
+                    "measured": c.evidence,
+                }
+                for c in _claims()
+            ]
+        ),
+        hide_index=True,
+        key="memory.claims",
+    )
+    for callout in _callouts():
+        notes_callout(callout)
+    st.caption(
+        "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' to see "
+        "the real allocator place the same requests."
+    )
+
+with tab_nograd:
+    st.markdown(
+        "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
+        "In grad mode every forward saves activations for a backward that never comes, and an "
+        "evaluation loop that keeps its outputs keeps all of them alive through the graph."
+    )
+    notes_citation("004:49-53", verbatim=False)
+    c1, c2, c3 = st.columns(3)
+    ng_batch = c1.slider("Batch size", 1, 64, 8, key="memory.nograd_batch")
+    ng_size = c2.select_slider("Image size", [16, 32, 64, 128], 32, key="memory.nograd_size")
+    ng_batches = c3.slider("Batches kept", 1, 8, 3, key="memory.nograd_batches")
+    ng_device = settings.device if has_gpu else "cpu"
+    with st.spinner("Evaluating ..."):
+        demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "mode": m.mode,
+                    "saved for backward per batch": format_size(m.saved_per_batch),
+                    f"still held after {demo.batches} batch(es)": format_size(m.held),
+                    "output.requires_grad": m.output_requires_grad,
+                    **(
+                        {"CUDA max_memory_allocated growth": format_size(m.cuda_peak)}
+                        if m.cuda_peak is not None
+                        else {}
+                    ),
+                }
+                for m in demo.modes
+            ]
+        ),
+        hide_index=True,
+        key="memory.nograd_table",
+    )
+    grad = demo.modes[0]
+    st.markdown(
+        f"Measured on `{demo.device}` with `saved_tensors_hooks`: in grad mode each batch saves "
+        f"**{format_size(grad.saved_per_batch)}** of activations (the input, "
+        f"{format_size(demo.input_bytes)}, and the weights, {format_size(demo.weight_bytes)}, "
+        f"not counted), and keeping {demo.batches} outputs keeps "
+        f"**{format_size(grad.held)}** alive; under `torch.no_grad()` nothing is saved."
+        + (
+            ""
+            if grad.cuda_peak is not None
+            else " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
+            "table adds `torch.cuda.max_memory_allocated`."
+        )
+    )
+    show_code(
+        ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
+        title="Measure it yourself (runs on CPU)",
+    )
+
+with tab_load:
+    st.markdown(
+        "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
+        "tensor to the device it was saved from, and fails if that device is missing; "
+        "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
+        "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
+    )
+    notes_citation("000:63", verbatim=False)
+    world = st.slider("DDP workers (processes)", 1, 8, 4, key="memory.load_world")
+    load = _map_location(world)
+    if load.rewritten:
+        st.info(
+            "No cuda:0 here: the file was written by torch.save on the CPU and its device tag "
+            "set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load below reads "
+            f"the tags {sorted(set(load.location_tags))}.",
+            icon=":material/info:",
+        )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"call": a.call, "lands on": a.device or "raises", "error": a.error or ""}
+                for a in load.attempts
+            ]
+        ),
+        hide_index=True,
+        key="memory.load_table",
+    )
+    st.markdown(
+        f"GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
+        f"same {format_size(load.nbytes)} state_dict. Without `map_location` every copy is "
+        f"restored to its saved device `{load.saved_device}`: GPU 0 receives "
+        f"**{format_size(load.gpu0_bytes_without_map_location)}** (and every worker opens a "
+        "CUDA context there too), while the other GPUs get nothing. "
+        "`map_location=f'cuda:{local_rank}'` (or saving from the CPU, as the notes' fix does) "
+        "puts each copy on its own worker's GPU."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "rank": w.rank,
+                    "no map_location": w.default_device,
+                    "map_location=f'cuda:{rank}'": w.mapped_device,
+                    "bytes": format_size(w.nbytes),
+                }
+                for w in load.workers
+            ]
+        ),
+        hide_index=True,
+        key="memory.load_workers",
+    )
+    notes_citation("000:76", verbatim=False)
+    show_code(ms.MAP_LOCATION_SNIPPET, title="Load it yourself")
+
+with tab_cudnn:
+    with st.container(border=True, key="memory.cudnn_card"):
+        st.markdown("**The notes say** (" + cite("002:1360-1367") + ")")
+        st.text("Unable to find a valid cuDNN algorithm to run convolution")
+        st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
+        st.text(
+            "In English: most likely the GPU does not have enough memory; making batch_size "
+            "smaller solved it."
+        )
+        st.markdown(
+            "**Why.** For each convolution cuDNN offers several algorithms, many of which need "
+            "a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates the "
+            "workspace through the caching allocator and, when that raises OutOfMemoryError, "
+            "tries the next algorithm; if every one fails it reports *Unable to find a valid "
+            "cuDNN algorithm* instead of the OOM. So the notes' reading is usually right, and "
+            "a smaller batch leaves room for a workspace. Builds that use the cuDNN v8 frontend "
+            "say *unable to find an engine to execute this computation* instead, and that "
+            "message also appears for GPUs or cuDNN versions the build does not support, which "
+            "no batch size fixes."
+        )
+    rows = _conv_oom()
+    st.markdown(
+        "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
+        "convolution workspace. The workspace request is where memory runs out:"
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "batch": r.batch,
+                    "activations": format_size(r.activations),
+                    "workspace": format_size(r.workspace),
+                    "result": "fits" if r.ok else f"OOM at the {r.failed_at}",
+                    "allocator message": r.error,
+                }
+                for r in rows
+            ]
+        ),
+        hide_index=True,
+        key="memory.cudnn_table",
+    )
 
 # ------------------------------------------------------------------------------ snippet
 steps = logs.get(backend.key, [])

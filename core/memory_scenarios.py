@@ -16,16 +16,22 @@ remain, not 1.5 MB.
 from __future__ import annotations
 
 import contextlib
+import io
 import re
-from collections.abc import Iterator
+import weakref
+import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
+from torch import nn
 
 from core.allocator_sim import (
     SMALL_SIZE,
+    GiB,
     MiB,
+    SimulatedOutOfMemory,
     format_size,
 )
 from core.memory_backends import (
@@ -832,3 +838,405 @@ def _oom_retry_callout() -> NotesCallout:
 def notes_callouts() -> list[NotesCallout]:
     """The memory page's "the notes say / PyTorch today does" callouts (000:5), run live."""
     return [_pool_rule_callout(), _oom_retry_callout()]
+
+
+# ------------------------------------------------------------ no_grad at evaluation (004:49-53)
+EVAL_MODES: tuple[str, ...] = ("grad enabled", "torch.no_grad()", "torch.inference_mode()")
+
+
+def _eval_model() -> nn.Module:
+    """The small CNN the no_grad demo evaluates (weights from seed 0; only shapes matter)."""
+    gen_state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(32, 10),
+    )
+    torch.random.set_rng_state(gen_state)
+    return model.eval()
+
+
+@dataclass(frozen=True)
+class EvalMemory:
+    """One evaluation mode of :func:`measure_eval_memory`.
+
+    ``saved_per_batch``: bytes autograd saved for backward during one forward (activations; the
+    input and the weights, which exist anyway, are not counted); ``held``: bytes of those saved
+    tensors still alive after the loop, kept by the outputs' graphs; ``cuda_peak``: growth of
+    ``torch.cuda.max_memory_allocated`` over the loop on a GPU, else ``None``.
+    """
+
+    mode: str
+    saved_per_batch: int
+    held: int
+    output_requires_grad: bool
+    cuda_peak: int | None = None
+
+
+@dataclass(frozen=True)
+class EvalMemoryDemo:
+    batch: int
+    size: int
+    batches: int
+    device: str
+    input_bytes: int
+    weight_bytes: int
+    modes: tuple[EvalMemory, ...]
+
+
+def _mode_context(mode: str) -> contextlib.AbstractContextManager[Any]:
+    if mode == "torch.no_grad()":
+        return torch.no_grad()
+    if mode == "torch.inference_mode()":
+        return torch.inference_mode()
+    return contextlib.nullcontext()
+
+
+def measure_eval_memory(
+    batch: int = 8, size: int = 64, batches: int = 4, device: str = "cpu"
+) -> EvalMemoryDemo:
+    """Evaluate a small CNN on ``batches`` batches of ``(batch, 3, size, size)`` float32 inputs,
+    keeping every output (as an evaluation loop that collects predictions does), in each of
+    :data:`EVAL_MODES`, and measure what autograd keeps.
+
+    Saved tensors are counted with ``torch.autograd.graph.saved_tensors_hooks`` (unique storages,
+    bytes); what stays alive is found with weak references after the loop. On ``cuda`` devices
+    the loop's ``max_memory_allocated`` growth is measured too.
+
+    Raises ``ValueError`` for a batch outside 1..256, a size outside 8..256, batches outside
+    1..16 or a device that is neither ``cpu`` nor an available ``cuda`` device.
+    """
+    if not 1 <= batch <= 256:
+        raise ValueError(f"batch must be 1..256, got {batch}")
+    if not 8 <= size <= 256:
+        raise ValueError(f"size must be 8..256, got {size}")
+    if not 1 <= batches <= 16:
+        raise ValueError(f"batches must be 1..16, got {batches}")
+    on_cuda = device.startswith("cuda")
+    if device != "cpu" and not (on_cuda and torch.cuda.is_available()):
+        raise ValueError(f"device must be 'cpu' or an available CUDA device, got {device!r}")
+    model = _eval_model().to(device)
+    skip = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    generator = torch.Generator().manual_seed(1)
+    inputs = [torch.randn(batch, 3, size, size, generator=generator) for _ in range(batches)]
+    inputs = [x.to(device) for x in inputs]
+    skip |= {x.untyped_storage().data_ptr() for x in inputs}
+    results = []
+    for mode in EVAL_MODES:
+        saved: dict[int, int] = {}
+        refs: list[weakref.ref[torch.Tensor]] = []
+        first: int | None = None
+
+        def pack(t: torch.Tensor, saved=saved, refs=refs) -> torch.Tensor:
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in skip and ptr not in saved:
+                saved[ptr] = t.untyped_storage().nbytes()
+                refs.append(weakref.ref(t))
+            return t
+
+        if on_cuda:
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            start = torch.cuda.memory_allocated(device)
+        outputs = []
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), _mode_context(mode):
+            for x in inputs:
+                outputs.append(model(x))
+                if first is None:
+                    first = sum(saved.values())
+        peak = None
+        if on_cuda:
+            torch.cuda.synchronize(device)
+            peak = torch.cuda.max_memory_allocated(device) - start
+        alive = {
+            t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+            for r in refs
+            if (t := r()) is not None
+        }
+        results.append(
+            EvalMemory(mode, first or 0, sum(alive.values()), outputs[0].requires_grad, peak)
+        )
+        del outputs
+    return EvalMemoryDemo(
+        batch,
+        size,
+        batches,
+        device,
+        inputs[0].nbytes,
+        sum(p.nbytes for p in model.parameters()),
+        tuple(results),
+    )
+
+
+def eval_memory_snippet(batch: int = 8, size: int = 64, batches: int = 4) -> str:
+    """Standalone code that prints the bytes each mode keeps, as :func:`measure_eval_memory`."""
+    return f"""import contextlib
+import weakref
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+    nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10),
+).eval()
+generator = torch.Generator().manual_seed(1)
+inputs = [torch.randn({batch}, 3, {size}, {size}, generator=generator) for _ in range({batches})]
+skip = {{t.untyped_storage().data_ptr() for t in [*model.parameters(), *inputs]}}
+
+for name, mode in [("grad enabled", contextlib.nullcontext),
+                   ("torch.no_grad()", torch.no_grad),
+                   ("torch.inference_mode()", torch.inference_mode)]:
+    saved, refs = {{}}, []
+
+    def pack(t):  # called for every tensor autograd saves for backward
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in skip and ptr not in saved:
+            saved[ptr] = t.untyped_storage().nbytes()
+            refs.append(weakref.ref(t))
+        return t
+
+    outputs = []  # an evaluation loop that keeps its predictions
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), mode():
+        for x in inputs:
+            outputs.append(model(x))
+    alive = {{t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+             for r in refs if (t := r()) is not None}}
+    per_batch = sum(saved.values()) // len(inputs)
+    print(f"{{name}}: saved {{per_batch:,}} B per batch, still held {{sum(alive.values()):,}} B")
+    del outputs
+"""
+
+
+# ----------------------------------------------------------------- torch.load (000:63, 000:76)
+@dataclass(frozen=True)
+class LoadAttempt:
+    """One ``torch.load`` call on the saved file: the call as written, where the tensor landed
+    (``None`` when it raised) and the error (``"Type: message"``)."""
+
+    call: str
+    device: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class WorkerLoad:
+    """Where one DDP worker's copy of the state_dict lands, without and with ``map_location``."""
+
+    rank: int
+    default_device: str
+    mapped_device: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class MapLocationDemo:
+    """``torch.load`` of a state_dict saved on ``saved_device``.
+
+    ``location_tags``: the device tags ``torch.load`` read from the file (through a
+    ``map_location`` callable that records them); ``rewritten``: True when no such device exists
+    here, so the file was saved on the CPU and its tags rewritten (see
+    :func:`saved_state_dict`); ``attempts``: the notes' calls and their results;
+    ``workers``: where each of ``world_size`` workers' copies land (nothing is allocated for
+    this; the destination is the tag, as ``torch.load`` restores it).
+    """
+
+    saved_device: str
+    rewritten: bool
+    nbytes: int
+    location_tags: tuple[str, ...]
+    attempts: tuple[LoadAttempt, ...]
+    workers: tuple[WorkerLoad, ...]
+
+    @property
+    def gpu0_bytes_without_map_location(self) -> int:
+        return sum(w.nbytes for w in self.workers if w.default_device == self.saved_device)
+
+
+def _state_dict() -> dict[str, torch.Tensor]:
+    layer = nn.Linear(256, 256)
+    with torch.no_grad():
+        layer.weight.copy_(torch.arange(256 * 256, dtype=torch.float32).reshape(256, 256) / 1e4)
+        layer.bias.zero_()
+    return layer.state_dict()
+
+
+def retag_archive(raw: bytes, old: str, new: str) -> bytes:
+    """Rewrite the device tag ``old`` to ``new`` in a ``torch.save`` archive (pickle protocol 2
+    writes it as ``BINUNICODE``: ``b"X" + 4-byte length + text``); the data stays the same, so
+    the file is what ``torch.save`` writes for tensors on ``new``."""
+
+    def tag(text: str) -> bytes:
+        data = text.encode()
+        return b"X" + len(data).to_bytes(4, "little") + data
+
+    source = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    found = False
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.endswith("/data.pkl"):
+                found = tag(old) in data
+                data = data.replace(tag(old), tag(new))
+            target.writestr(info.filename, data)
+    if not found:
+        raise ValueError(f"no device tag {old!r} in the archive")
+    return out.getvalue()
+
+
+def saved_state_dict(device: str = "cuda:0") -> tuple[bytes, bool]:
+    """The bytes ``torch.save(state_dict, f)`` writes for a small ``nn.Linear(256, 256)``
+    state_dict on ``device``, saved into memory (``io.BytesIO``), and whether the device tag had
+    to be rewritten because ``device`` does not exist here."""
+    buffer = io.BytesIO()
+    state = _state_dict()
+    real = device == "cpu" or (
+        device.startswith("cuda")
+        and torch.cuda.is_available()
+        and torch.device(device).index is not None
+        and torch.device(device).index < torch.cuda.device_count()
+    )
+    if real:
+        torch.save({k: v.to(device) for k, v in state.items()}, buffer)
+        return buffer.getvalue(), False
+    torch.save(state, buffer)
+    return retag_archive(buffer.getvalue(), "cpu", device), True
+
+
+#: The ``torch.load`` calls of the notes (000:63), plus the dict form; ``weights_only=True``
+#: always (a state_dict needs nothing else, and it never runs pickled code).
+LOAD_CALLS: tuple[tuple[str, Callable[[io.BytesIO], Any]], ...] = (
+    ("torch.load(f, weights_only=True)", lambda f: torch.load(f, weights_only=True)),
+    (
+        "torch.load(f, map_location='cpu', weights_only=True)",
+        lambda f: torch.load(f, map_location="cpu", weights_only=True),
+    ),
+    (
+        "torch.load(f, map_location={'cuda:0': 'cpu'}, weights_only=True)",
+        lambda f: torch.load(f, map_location={"cuda:0": "cpu"}, weights_only=True),
+    ),
+    (
+        "torch.load(f, map_location=lambda storage, loc: storage, weights_only=True)",
+        lambda f: torch.load(f, map_location=lambda storage, loc: storage, weights_only=True),
+    ),
+    (
+        "torch.load(f, map_location=lambda storage, loc: storage.cuda(1), weights_only=True)",
+        lambda f: torch.load(
+            f, map_location=lambda storage, loc: storage.cuda(1), weights_only=True
+        ),
+    ),
+)
+
+
+def map_location_demo(world_size: int = 4, saved_device: str = "cuda:0") -> MapLocationDemo:
+    """Save a state_dict "on ``saved_device``" and load it as the notes do (000:63), and say
+    where ``world_size`` DDP workers' copies land without ``map_location`` (000:76).
+
+    Raises ``ValueError`` for a world size outside 1..16 or a device other than ``cuda:N``.
+    """
+    if not 1 <= world_size <= 16:
+        raise ValueError(f"world_size must be 1..16, got {world_size}")
+    if re.fullmatch(r"cuda:\d+", saved_device) is None:
+        raise ValueError(f"saved_device must look like 'cuda:0', got {saved_device!r}")
+    raw, rewritten = saved_state_dict(saved_device)
+    tags: list[str] = []
+
+    def record(storage: Any, loc: str) -> Any:
+        tags.append(loc)
+        return storage
+
+    state = torch.load(io.BytesIO(raw), map_location=record, weights_only=True)
+    nbytes = sum(t.nbytes for t in state.values())
+    attempts = []
+    for call, load in LOAD_CALLS:
+        try:
+            loaded = load(io.BytesIO(raw))
+        except Exception as exc:  # the demo shows what torch raises, as it raises it
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            attempts.append(LoadAttempt(call, None, f"{type(exc).__name__}: {first_line}"))
+        else:
+            attempts.append(LoadAttempt(call, str(next(iter(loaded.values())).device), None))
+    workers = tuple(
+        WorkerLoad(rank, tags[0], f"cuda:{rank}", nbytes) for rank in range(world_size)
+    )
+    return MapLocationDemo(saved_device, rewritten, nbytes, tuple(tags), tuple(attempts), workers)
+
+
+MAP_LOCATION_SNIPPET = """import io
+
+import torch
+
+# What torch.save writes for a state_dict on cuda:0 (here saved on the CPU and its device
+# tag rewritten, when this machine has no cuda:0; see core.memory_scenarios.saved_state_dict)
+from core.memory_scenarios import saved_state_dict
+
+raw, rewritten = saved_state_dict("cuda:0")
+seen = []
+torch.load(io.BytesIO(raw), weights_only=True,
+           map_location=lambda storage, loc: seen.append(loc) or storage)
+print("device tags in the file:", sorted(set(seen)))
+for kw in ({}, {"map_location": "cpu"}, {"map_location": lambda storage, loc: storage}):
+    try:
+        sd = torch.load(io.BytesIO(raw), weights_only=True, **kw)
+        print(list(kw) or "no map_location", "->", sd["weight"].device)
+    except RuntimeError as err:
+        print(list(kw) or "no map_location", "->", str(err).splitlines()[0])
+
+# In DDP every worker runs this line; without map_location each copy goes to cuda:0:
+# sd = torch.load(path, map_location=f"cuda:{local_rank}", weights_only=True)
+"""
+
+
+# ----------------------------------------------------------------- cuDNN algorithm error (002:1360)
+@dataclass(frozen=True)
+class ConvOomRow:
+    """One batch size of :func:`conv_oom_demo`: ``failed_at`` is ``"activations"``,
+    ``"workspace"`` or ``""`` (both fit); ``error`` the allocator's message."""
+
+    batch: int
+    activations: int
+    workspace: int
+    failed_at: str
+    error: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed_at
+
+
+def conv_oom_demo(
+    batches: tuple[int, ...] = (56, 48, 32),
+    per_sample: int = 128 * MiB,
+    workspace: int = 1 * GiB,
+    total_gb: int = 8,
+) -> tuple[ConvOomRow, ...]:
+    """On a simulated ``total_gb`` GB GPU, allocate ``batch * per_sample`` bytes of activations
+    and then a convolution workspace of ``workspace`` bytes, for each batch size. An allocation
+    that does not fit raises the allocator's OutOfMemoryError; when it is a cuDNN workspace,
+    the algorithm search catches it and tries the next algorithm, and reports "Unable to find a
+    valid cuDNN algorithm" when none is left. Raises ``ValueError`` for an empty or
+    non-positive batch list.
+    """
+    if not batches or any(b < 1 for b in batches):
+        raise ValueError(f"batches must be positive, got {batches!r}")
+    rows = []
+    for batch in batches:
+        gpu = SimulatedGpu(total_gb)
+        activations = batch * per_sample
+        failed_at = error = ""
+        for what, nbytes in (("activations", activations), ("workspace", workspace)):
+            try:
+                gpu.sim.malloc(nbytes)
+            except SimulatedOutOfMemory as exc:
+                failed_at, error = what, str(exc).split(" If reserved")[0]
+                break
+        rows.append(ConvOomRow(batch, activations, workspace, failed_at, error))
+    return tuple(rows)
