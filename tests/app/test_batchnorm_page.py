@@ -152,3 +152,108 @@ def test_zero_std_shift_factor(page):
     at.number_input(key="batchnorm.shift_std").set_value(0.0).run()
     assert not at.exception
     assert "std after the shift" in texts(at.error)
+
+
+# ------------------------------------------------------------------------------------------
+# Section 5: the notes' lessons, run live (issue 11)
+# ------------------------------------------------------------------------------------------
+
+
+def _real_element(at, sample: int, channel: int, position: int, gamma: float, beta: float,
+                  batch_size: int = 16, spatial=(4, 4), eps: float = 1e-5) -> float:
+    """nn.BatchNorm2d in train() on the page's batch 0, computed here independently."""
+    import torch
+    from torch import nn
+
+    from core.batchnorm import Stream, sample_batch
+
+    stream = Stream(mean=(2.0, -1.0, 0.5), std=(3.0, 0.5, 1.0))
+    x = sample_batch(stream, 0, batch_size, spatial, seed=int(at.session_state["sidebar.seed"]))
+    module = nn.BatchNorm2d(3, eps=eps).train()
+    with torch.no_grad():
+        module.weight.fill_(gamma)
+        module.bias.fill_(beta)
+        return module(x)[sample, channel].flatten()[position].item()
+
+
+def test_formula_equals_the_real_module(page):
+    at = page
+    m = metrics(at)
+    expected = _real_element(at, 0, 0, 0, 1.5, 0.25)
+    assert m["nn.BatchNorm2d in train()"] == f"{expected:.7g}"
+    assert float(m["formula (float64)"]) == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    assert "Equal to float32 precision" in texts(at.success)
+    assert "which is not the module's output: BatchNorm normalizes with the biased variance" \
+        in texts(at.success)
+    at.number_input(key="batchnorm.formula_sample").set_value(9).run()
+    at.number_input(key="batchnorm.formula_position").set_value(14).run()
+    at.selectbox(key="batchnorm.channel").select(2).run()
+    at.number_input(key="batchnorm.formula_gamma").set_value(-2.0).run()
+    at.number_input(key="batchnorm.formula_beta").set_value(3.0).run()
+    assert not at.exception and not at.error
+    expected = _real_element(at, 9, 2, 14, -2.0, 3.0)
+    m = metrics(at)
+    assert m["nn.BatchNorm2d in train()"] == f"{expected:.7g}"
+    assert float(m["formula (float64)"]) == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    assert any("y_{9,2,3,2}" in e.value for e in at.latex)  # flat position 14 of 4x4 = (3, 2)
+
+
+def test_formula_out_of_range_element_is_clamped(page):
+    at = page
+    at.number_input(key="batchnorm.formula_sample").set_value(200).run()
+    assert not at.exception and not at.error
+    assert "following sample 15" in texts(at.caption)
+
+
+def test_batch_of_one_error_and_drop_last(page):
+    at = page
+    codes = [c.value for c in at.code]
+    message = "Expected more than 1 value per channel when training, got input size"
+    assert f"ValueError: {message} torch.Size([1, 3])" in codes
+    assert f"batch 2: ValueError: {message} torch.Size([1, 3])" in codes
+    assert "trained on all 2 batches" in codes
+    assert "9 = 2 × 4 + 1" in texts(at.info)
+    at.radio(key="batchnorm.one_layout").set_value("(1, C, 1, 1)").run()
+    assert f"ValueError: {message} torch.Size([1, 3, 1, 1])" in [c.value for c in at.code]
+    at.number_input(key="batchnorm.loader_size").set_value(13).run()
+    assert "13 = 3 × 4 + 1" in texts(at.info)
+    assert f"batch 3: ValueError: {message} torch.Size([1, 3])" in [c.value for c in at.code]
+    at.number_input(key="batchnorm.loader_size").set_value(12).run()
+    assert "12 is a multiple of 4" in texts(at.info)
+    at.number_input(key="batchnorm.loader_batch").set_value(1).run()
+    assert "drop_last cannot help" in texts(at.info)
+    assert not at.exception and not at.error
+
+
+def test_repeated_evaluation_depends_on_the_batch_only_untracked(page):
+    at = page
+    gaps = [m.value for m in at.metric if m.label.startswith("max |pass 1 − pass 2|")]
+    assert gaps[0] == "0" and float(gaps[1]) > 0.1
+    assert "Outputs are different" in texts(at.warning)
+    assert "Outputs are identical in both passes" in texts(at.success)
+    at.number_input(key="batchnorm.eval_batch").set_value(12).run()  # one batch: same stats
+    gaps = [m.value for m in at.metric if m.label.startswith("max |pass 1 − pass 2|")]
+    assert float(gaps[1]) < 1e-5
+    assert "Outputs are different" not in texts(at.warning)
+    at.radio(key="batchnorm.layout").set_value("(N, C)").run()
+    at.number_input(key="batchnorm.eval_batch").set_value(11).run()  # last batch: 1 sample
+    assert not at.exception and not at.error
+    assert any("Expected more than 1 value per channel" in c.value for c in at.code)
+    at.number_input(key="batchnorm.eval_sample").set_value(11).run()
+    assert not at.exception
+
+
+def test_notes_callouts_and_citations(page):
+    from core.batchnorm import notes_callouts
+
+    at = page
+    shown = " ".join(t.value for t in at.text)
+    for callout in notes_callouts():
+        assert callout.quote_zh in shown, callout.key
+        assert callout.today in shown, callout.key
+    captions = texts(at.caption)
+    for ref in ("000:11", "002:801-805", "000:76", "002:795"):
+        assert f"notes {ref}" in captions, ref
+    markdown = texts(at.markdown)
+    for ref in ("000:11", "002:804", "002:783", "002:789-791"):
+        assert f"notes {ref}" in markdown, ref
