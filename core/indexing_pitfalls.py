@@ -220,7 +220,8 @@ def item_on_empty_demo() -> PitfallDemo:
     """``.item()`` on the ``(0, 1)`` result of ``nonzero`` when nothing matches (002:142-160).
 
     The notes' own ``tmp_a = torch.arange(0, 20)`` (002:111) and mask. The verdict says what
-    ``.item()`` raises today, compared with the notes' ``ValueError``.
+    ``.item()`` raises today, compared with the notes' ``ValueError``; ``matches_notes`` is
+    false while the error differs from what the notes print.
     """
     run, results = _run(ITEM_CODE)
     got = dict(results)
@@ -231,6 +232,8 @@ def item_on_empty_demo() -> PitfallDemo:
         "tmp_2_inds.shape": "torch.Size([0, 1])",
         "tmp_2_inds.numel()": "0",
         "tmp_2_inds.squeeze(1).shape": "torch.Size([0])",
+        "tmp_2_inds.item()": NOTES_ITEM_ERROR,
+        "tmp_2_inds.squeeze(1).item()": NOTES_ITEM_ERROR,
     }
     differs = _compare(results, notes_printed)
     if _raised(item):
@@ -558,19 +561,27 @@ def _check_shape(shape: Sequence[int], name: str) -> tuple[int, ...]:
 
 
 def permutations_of(ndim: int) -> list[tuple[int, ...]]:
-    """Every ``permute`` order of ``ndim`` dims, identity first."""
-    if not 1 <= ndim <= 4:
-        raise ValueError(f"ndim must be 1..4, got {ndim}")
-    return list(itertools.permutations(range(ndim)))
+    """Every ``permute`` order of ``ndim`` dims: first the swap of dims 0 and 1 (the notes'
+    ``transpose(1, 0)``), then the rest in lexicographic order (identity included)."""
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= 4:
+        raise ValueError(f"ndim must be 1..4, got {ndim!r}")
+    orders = list(itertools.permutations(range(ndim)))
+    if ndim >= 2:
+        swap = (1, 0, *range(2, ndim))
+        orders.remove(swap)
+        orders.insert(0, swap)
+    return orders
 
 
 def reshape_targets(shape: Sequence[int]) -> list[tuple[int, ...]]:
-    """New shapes worth trying on a tensor of ``shape``: flatten, each merge of two adjacent
-    dims, and each split of one dim into its smallest factor and the rest."""
+    """New shapes worth trying on a tensor of ``shape``: each merge of two adjacent dims
+    (first dims first, so ``(3, 2, 4)`` offers the notes' ``(6, 4)`` first), flatten
+    ``(-1,)``, and each split of one dim into its smallest factor and the rest."""
     dims = _check_shape(shape, "shape")
-    targets: list[tuple[int, ...]] = [(-1,)]
+    targets: list[tuple[int, ...]] = []
     for i in range(len(dims) - 1):
         targets.append(dims[:i] + (dims[i] * dims[i + 1],) + dims[i + 2 :])
+    targets.append((-1,))
     for i, d in enumerate(dims):
         factor = next((f for f in range(2, d) if d % f == 0), None)
         if factor is not None and len(dims) < 4:

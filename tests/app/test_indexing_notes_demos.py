@@ -1,0 +1,90 @@
+"""AppTest: ui.indexing_notes_demos draws every demo, its verdict and its callouts."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from core import indexing_pitfalls as ip
+
+FIRST_RUN_TIMEOUT = 120
+RUN_TIMEOUT = 60
+K = "indexing.notes_demos"
+
+
+def _section() -> None:
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from ui.indexing_notes_demos import render_notes_demos
+
+    render_notes_demos()
+
+
+def _open() -> AppTest:
+    at = AppTest.from_function(_section, default_timeout=RUN_TIMEOUT)
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.code] + [t.value for t in at.text]
+    parts += [e.value for e in (*at.info, *at.success, *at.error)]
+    parts += [c.value for c in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\", "")
+
+
+def test_every_demo_draws_its_verdict_and_callouts():
+    at = _open()
+    shown = _unescape(_texts(at))
+    for demo in ip.all_demos():
+        assert demo.verdict in shown, demo.title
+        assert demo.code in shown, demo.title
+    assert "RuntimeError: a Tensor with 0 elements cannot be converted to Scalar" in shown
+    for callout in ip.notes_callouts():
+        assert callout.today in shown, callout.key
+        assert callout.quote_zh in shown, callout.key
+    assert "From the notes 002:311-361, verbatim" in shown
+    assert "From the notes 002:142-160: the notes' own inputs; today's output differs" in shown
+    assert "A variation of the notes 004:117-132 example" in shown
+    assert not at.error
+
+
+def test_view_reshape_controls_change_the_verdict():
+    at = _open()
+    shown = _unescape(_texts(at))
+    assert "view(6, 4) refused: RuntimeError: view size is not compatible" in shown
+    at.selectbox(key=f"{K}.view_target").set_value((3, 2, 2, 2)).run()
+    assert not at.exception
+    shown = _unescape(_texts(at))
+    assert "view(3, 2, 2, 2) worked on this non-contiguous tensor" in shown
+    assert at.metric[1].value == "view"
+    # a shape with another number of dims: the kept perm/target are replaced, nothing breaks
+    at.selectbox(key=f"{K}.view_shape").set_value((3, 6)).run()
+    assert not at.exception
+    assert at.selectbox(key=f"{K}.view_perm").value == (1, 0)
+    assert at.selectbox(key=f"{K}.view_target").value == (18,)
+    shown = _unescape(_texts(at))
+    assert "view(18) refused" in shown and "made a copy (new storage)" in shown
+
+
+def test_other_controls_rerun_their_demo():
+    at = _open()
+    at.radio(key=f"{K}.zero_dim_case").set_value("two_matches").run()
+    at.selectbox(key=f"{K}.inplace_variant").set_value("mul_iadd").run()
+    at.selectbox(key=f"{K}.new_zeros_row").set_value(0).run()
+    at.selectbox(key=f"{K}.one_value").set_value(1).run()
+    assert not at.exception
+    shown = _unescape(_texts(at))
+    assert ip.zero_dim_index_demo(ip.TWO_MATCHES_TMP_A).verdict in shown
+    assert "keeps nothing of y for its gradient" in shown
+    assert ip.new_zeros_demo(0).verdict in shown
+    assert "happens to agree with the right form (tensor([True]))" in shown
+    assert not at.error

@@ -1,0 +1,287 @@
+"""The notes' indexing pitfalls, run live: one tab per demo (issue 11, section 5).
+
+:func:`render_notes_demos` draws, for each demo of :mod:`core.indexing_pitfalls`, where it
+comes from in the notes, the snippet, what it printed or raised just now, and the verdict
+read from that run; the "notes say / PyTorch today does" callouts sit in the tab they belong
+to. Widget keys start with ``indexing.notes_demos.``; :data:`WIDGET_KEYS` lists the value
+widgets for :func:`ui.state.keep_widget_state`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from core import indexing_pitfalls as ip
+from core.notes import NotesCallout, cite
+from ui.notes_callout import notes_callout, notes_citation
+
+K = "indexing.notes_demos"
+#: The value widgets this section draws (for ``keep_widget_state``).
+WIDGET_KEYS: tuple[str, ...] = tuple(
+    f"{K}.{name}"
+    for name in (
+        "one_value",
+        "zero_dim_case",
+        "view_shape",
+        "view_perm",
+        "view_target",
+        "inplace_variant",
+        "new_zeros_row",
+    )
+)
+
+#: zero_dim_case option -> (tmp_a values, label)
+_ZERO_DIM_CASES: dict[str, tuple[tuple[int, ...], str]] = {
+    "notes": (ip.NOTES_ZERO_DIM_TMP_A, "tmp_a[0] occurs once (the notes' case)"),
+    "two_matches": (ip.TWO_MATCHES_TMP_A, "tmp_a[0] occurs twice"),
+}
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:])")
+
+
+def _plain(text: str) -> str:
+    """Escape markdown so a verdict (which quotes torch's messages) shows as written."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
+def _shape_label(shape: tuple[int, ...]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def _args(values: tuple[int, ...]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+# ---------------------------------------------------------------------------------- caching
+# Each demo runs torch once per distinct argument per process; the records are frozen.
+
+
+@st.cache_resource(show_spinner=False)
+def _callouts() -> dict[str, NotesCallout]:
+    return {c.key: c for c in ip.notes_callouts()}
+
+
+@st.cache_resource(show_spinner=False)
+def _item_demo() -> ip.PitfallDemo:
+    return ip.item_on_empty_demo()
+
+
+@st.cache_resource(show_spinner=False)
+def _comparison_demo(one_value: int) -> ip.PitfallDemo:
+    return ip.chained_comparison_demo(one_value)
+
+
+@st.cache_resource(show_spinner=False)
+def _zero_dim_demo(tmp_a: tuple[int, ...]) -> ip.PitfallDemo:
+    return ip.zero_dim_index_demo(tmp_a)
+
+
+@st.cache_resource(show_spinner=False)
+def _view_order_demo() -> ip.PitfallDemo:
+    return ip.view_order_demo()
+
+
+@st.cache_resource(show_spinner=False)
+def _view_reshape_demo(
+    shape: tuple[int, ...], perm: tuple[int, ...], new_shape: tuple[int, ...]
+) -> ip.ViewReshapeDemo:
+    return ip.view_or_reshape(shape, perm, new_shape)
+
+
+@st.cache_resource(show_spinner=False)
+def _inplace_demo(variant: str) -> ip.PitfallDemo:
+    return ip.inplace_autograd_demo(variant)
+
+
+@st.cache_resource(show_spinner=False)
+def _new_zeros_demo(row: int) -> ip.PitfallDemo:
+    return ip.new_zeros_demo(row)
+
+
+# ---------------------------------------------------------------------------------- drawing
+
+
+def _draw_run(code: str, transcript: str, verdict: str, matches_notes: bool | None) -> None:
+    code_col, out_col = st.columns(2)
+    with code_col:
+        st.markdown("**Snippet** (runs as-is)")
+        st.code(code, language="python")
+    with out_col:
+        st.markdown("**What it printed just now**")
+        st.code(transcript or "(prints nothing)", language="text", wrap_lines=True)
+    if matches_notes is True:
+        st.success(_plain(verdict), icon=":material/check_circle:")
+    else:
+        st.info(_plain(verdict), icon=":material/science:")
+
+
+def _draw_demo(demo: ip.PitfallDemo) -> None:
+    if demo.verbatim and demo.matches_notes is False:
+        # the notes' own inputs, but today's torch prints something else: not "verbatim"
+        st.caption(
+            f"From the {cite(demo.ref)}: the notes' own inputs; today's output differs from "
+            "what the notes print (see the verdict)."
+        )
+    else:
+        notes_citation(demo.ref, verbatim=demo.verbatim)
+    _draw_run(demo.code, demo.transcript, demo.verdict, demo.matches_notes)
+
+
+def _valid_choice(key: str, options: list) -> None:
+    """Forget a kept value that the current options no longer offer (the first one shows)."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def _tab_item(callouts: dict[str, NotesCallout]) -> None:
+    st.caption("nonzero on a mask with no True gives shape (0, 1); .item() needs one element.")
+    _draw_demo(_item_demo())
+    notes_callout(callouts["item_empty_error"])
+
+
+def _tab_comparison() -> None:
+    st.caption("Python chains comparisons with `and`, and `&` binds tighter than `>`.")
+    one_value = st.selectbox(
+        "One-element tensor `one`",
+        ip.ONE_VALUES,
+        key=f"{K}.one_value",
+        format_func=lambda v: f"one = torch.tensor([{v}])",
+        help="On a one-element tensor the wrong forms do not raise: are they right?",
+    )
+    _draw_demo(_comparison_demo(int(one_value)))
+
+
+def _tab_zero_dim(callouts: dict[str, NotesCallout]) -> None:
+    st.caption("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes.")
+    case = st.radio(
+        "tmp_a",
+        list(_ZERO_DIM_CASES),
+        key=f"{K}.zero_dim_case",
+        format_func=lambda c: _ZERO_DIM_CASES[c][1],
+        horizontal=True,
+    )
+    _draw_demo(_zero_dim_demo(_ZERO_DIM_CASES[case][0]))
+    notes_callout(callouts["zero_dim_mask_recipe"])
+
+
+def _tab_view_order() -> None:
+    st.caption("view(-1) reads a contiguous tensor row by row; a transposed one needs a copy.")
+    _draw_demo(_view_order_demo())
+
+
+def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
+    st.caption(
+        "view never copies: it works when the new shape fits the strides. reshape is a view "
+        "when it can be and a copy otherwise (storage pointers compared below)."
+    )
+    c1, c2, c3 = st.columns(3)
+    shape = c1.selectbox(
+        "x = arange(n).reshape(...)",
+        ip.VIEW_SHAPES,
+        key=f"{K}.view_shape",
+        format_func=_shape_label,
+    )
+    perms = ip.permutations_of(len(shape))
+    _valid_choice(f"{K}.view_perm", perms)
+    perm = c2.selectbox(
+        "then .permute(...)",
+        perms,
+        key=f"{K}.view_perm",
+        format_func=lambda p: f"permute({_args(p)})",
+    )
+    permuted = tuple(shape[p] for p in perm)
+    targets = ip.reshape_targets(permuted)
+    _valid_choice(f"{K}.view_target", targets)
+    target = c3.selectbox(
+        f"new shape for the {_shape_label(permuted)} tensor",
+        targets,
+        key=f"{K}.view_target",
+        format_func=lambda t: f"view / reshape({_args(t)})",
+    )
+    try:
+        demo = _view_reshape_demo(tuple(shape), tuple(perm), tuple(target))
+    except ValueError as err:
+        st.error(_plain(str(err)), icon=":material/error:")
+        return
+    verbatim_case = demo.shape == (2, 3, 4) and demo.perm == (1, 0, 2)
+    notes_citation(demo.ref, verbatim=False)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("x.is_contiguous()", str(demo.is_contiguous))
+    m2.metric(f"view({_args(target)})", "view" if demo.view_ok else "refused")
+    m3.metric(
+        f"reshape({_args(target)})",
+        "view (same storage)" if demo.reshape_shares_storage else "copy",
+    )
+    _draw_run(demo.code, demo.run.transcript, demo.verdict, None)
+    if verbatim_case:
+        st.caption("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped.")
+    notes_callout(callouts["view_needs_contiguous"])
+    notes_callout(callouts["view_example_never_raises"])
+
+
+def _tab_inplace() -> None:
+    st.caption(
+        "Autograd counts in-place changes (tensor._version) and refuses a gradient that needs "
+        "an old value. The notes (000:76) suspect += together with slicing; a plain += is "
+        "enough when the op kept its output."
+    )
+    variant = st.selectbox(
+        "Forward op, then the change",
+        list(ip.INPLACE_VARIANTS),
+        key=f"{K}.inplace_variant",
+        format_func=lambda v: ip.INPLACE_VARIANTS[v][2],
+    )
+    demo = _inplace_demo(variant)
+    st.caption(
+        f"The error the {cite(ip.INPLACE_REF)} quote, which the {cite(ip.INPLACE_REF_000)} "
+        "blame on += with slicing; reproduced with a small example of our own."
+    )
+    _draw_run(demo.code, demo.transcript, demo.verdict, None)
+
+
+def _tab_new_zeros() -> None:
+    st.caption("Copy values into a new tensor instead of writing through a view of the old one.")
+    row = st.selectbox(
+        "Row to copy",
+        ip.NEW_ZEROS_ROWS,
+        key=f"{K}.new_zeros_row",
+        format_func=lambda r: f"row {r}" + (" (the notes' example)" if r == 2 else ""),
+    )
+    _draw_demo(_new_zeros_demo(int(row)))
+
+
+def render_notes_demos() -> None:
+    """Draw the notes' indexing pitfalls as live demos, one tab each, with their callouts."""
+    st.subheader("Pitfalls from the notes, run live")
+    st.caption(
+        "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
+        "raised. Where the notes are wrong or out of date, a box says so."
+    )
+    callouts = _callouts()
+    tabs = st.tabs(
+        [
+            ".item() on empty",
+            "0 < a < 2",
+            "0-d masks",
+            "view(-1) order",
+            "view vs reshape",
+            "in-place + backward",
+            "new_zeros",
+        ]
+    )
+    with tabs[0]:
+        _tab_item(callouts)
+    with tabs[1]:
+        _tab_comparison()
+    with tabs[2]:
+        _tab_zero_dim(callouts)
+    with tabs[3]:
+        _tab_view_order()
+    with tabs[4]:
+        _tab_view_reshape(callouts)
+    with tabs[5]:
+        _tab_inplace()
+    with tabs[6]:
+        _tab_new_zeros()
