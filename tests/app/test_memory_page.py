@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
+from core.allocator_sim import format_size
 from core.memory_scenarios import SCENARIOS
 
 SLUG = "memory"
@@ -247,3 +249,72 @@ def test_input_error_does_not_outlive_other_actions(page):
     page.button(key="memory.run_scenario").click().run()
     _ok(page)
     assert "shape must be" not in _errors(page)
+
+
+# ------------------------------------------------------------------ the notes' lessons (issue 11)
+def _texts(at) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def _frame(at, column: str):
+    """The one dataframe that has ``column`` (AppTest does not expose dataframe keys)."""
+    frames = [df.value for df in at.dataframe if column in df.value.columns]
+    assert len(frames) == 1, f"{len(frames)} dataframes with a {column!r} column"
+    return frames[0]
+
+
+def test_notes_callouts_and_claims_shown(page):
+    texts = _texts(page)
+    assert "2,096,640 B of the 2 MiB segment are free (2.00 MiB), not 1.5 MB" in texts
+    assert "went to the large pool" in texts and "kSmallSize = 1,048,576 B" in texts
+    assert "0 bytes was released" in texts  # the OOM retry callout
+    assert "剩余的 1.5 MB" in texts and "Unable to find a valid cuDNN algorithm" in texts
+    claims = _frame(page, "holds")
+    assert list(claims["holds"]) == ["yes", "yes", "yes", "no", "yes", "no", "no"]
+    captions = " ".join(c.value for c in page.caption)
+    for ref in ("000:63", "000:76", "004:49-53", "000:4"):
+        assert f"notes {ref}" in captions, ref
+
+
+def test_reuse_scenario_shows_where_blocks_land(page):
+    page.selectbox(key="memory.scenario").select("reuse").run()
+    assert "A variation of the notes 000:5 example" in " ".join(c.value for c in page.caption)
+    page.button(key="memory.run_scenario").click().run()
+    _ok(page)
+    frame = next(df.value for df in page.dataframe if "lands in" in df.value.columns)
+    assert list(frame["lands in"])[-4:] == [
+        "S1: small pool, 2.00 MiB segment",
+        "S2: large pool, 20.00 MiB segment",
+        "S1: small pool, 2.00 MiB segment",
+        "S1: small pool, 2.00 MiB segment",
+    ]
+
+
+def test_no_grad_demo_follows_its_controls(page):
+    page.slider(key="memory.nograd_batch").set_value(4).run()
+    page.select_slider(key="memory.nograd_size").set_value(16).run()
+    page.slider(key="memory.nograd_batches").set_value(2).run()
+    _ok(page)
+    frame = _frame(page, "saved for backward per batch")
+    per_batch = 4 * 48 * 16 * 16 * 4 + 4 * 32 * 4
+    assert list(frame["saved for backward per batch"]) == [
+        format_size(per_batch),
+        "0 bytes",
+        "0 bytes",
+    ]
+    assert list(frame["still held after 2 batch(es)"])[0] == format_size(2 * per_batch)
+    assert list(frame["output.requires_grad"]) == [True, False, False]
+
+
+def test_map_location_demo_follows_world_size(page):
+    page.slider(key="memory.load_world").set_value(2).run()
+    _ok(page)
+    workers = _frame(page, "no map_location")
+    assert list(workers["no map_location"]) == ["cuda:0", "cuda:0"]
+    assert list(workers["map_location=f'cuda:{rank}'"]) == ["cuda:0", "cuda:1"]
+    calls = _frame(page, "lands on")
+    assert len(calls) == 5
+    if not torch.cuda.is_available():  # no cuda:0 to restore to, and no cuda:1
+        assert list(calls["lands on"]) == ["raises", "cpu", "cpu", "cpu", "raises"]
+    cudnn = _frame(page, "allocator message")
+    assert list(cudnn["result"]) == ["OOM at the workspace", "fits", "fits"]
