@@ -9,15 +9,110 @@ import streamlit as st
 
 from core import indexing as ix
 from core.indexing_plots import trace_figures
+from core.notes import LiveRun, NotesCallout, cite
 from ui.code import show_code
+from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
 K = "indexing"
 DIMS = [-3, -2, -1, 0, 1, 2]
-REDUCES = ["none", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
+REDUCES = ["none", "scatter_add", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
 PRESET_KEYS = [p.key for p in ix.PRESETS]
 DEFAULT_PRESET = "gather"
+
+
+# ---------------------------------------------------------------------------------- notes
+@st.cache_resource(show_spinner=False)
+def _callouts() -> dict[str, NotesCallout]:
+    """The indexing callouts, run live once per process (NotesCallout is frozen)."""
+    return {c.key: c for c in ix.notes_callouts()}
+
+
+@st.cache_resource(show_spinner=False)
+def _notes_code_run(key: str) -> LiveRun:
+    """What the notes' own code of a preset prints today, run once per process."""
+    return ix.run_notes_code(key)
+
+
+def _preset_label(key: str) -> str:
+    p = ix.PRESETS_BY_KEY[key]
+    source = cite(p.ref) if p.verbatim else f"variation of {cite(p.ref)}"
+    return f"{p.title} · {source}"
+
+
+def preset_citation(p: ix.Preset) -> None:
+    """Where the preset comes from: verbatim from the notes, or a labelled variation."""
+    if not p.verbatim:
+        notes_citation(p.ref, verbatim=False)
+    elif p.notes_error:
+        st.caption(
+            f"From the {cite(p.ref)}, verbatim: the same call. The notes print an error message "
+            "that torch no longer uses; both are shown below."
+        )
+    elif not p.printed:
+        st.caption(
+            f"From the {cite(p.ref)}, verbatim: same inputs, dim and dtype. The notes print no "
+            "output for it, so the page checks the result against what their code gives."
+        )
+    else:
+        notes_citation(p.ref, verbatim=True)
+
+
+def comparison_message(p: ix.Preset, trace: ix.Trace) -> None:
+    """Compare a verbatim preset's live result with the notes (variations claim nothing)."""
+    if not p.verbatim:
+        return
+    cmp = ix.compare_with_notes(p, trace)
+    if cmp is None:
+        return
+    shown = ix.tensor_literal(trace.result)
+    precision = (
+        f"to the printed {p.decimals} decimals (atol {cmp.atol:g})"
+        if p.decimals is not None
+        else "exactly"
+    )
+    dtype = str(trace.result.dtype).replace("torch.", "")
+    if cmp.matches and p.printed:
+        st.success(
+            f"Matches the documented output ({cite(p.ref)}), compared {precision}, dtype "
+            f"{dtype}: {shown}",
+            icon=":material/check:",
+        )
+    elif cmp.matches:
+        st.success(
+            f"Matches what the notes' code gives ({cite(p.ref)} prints no output), compared "
+            f"{precision}, dtype {dtype}: {shown}",
+            icon=":material/check:",
+        )
+    elif cmp.only_at_collisions:
+        cells = ", ".join(f"out{ix.format_pos(q)}" for q in cmp.mismatches)
+        st.warning(
+            f"Differs from the notes' output only at collided cell(s) {cells}: which duplicate "
+            f"write wins is unspecified, so this run may keep another one. Result: {shown}",
+            icon=":material/warning:",
+        )
+    else:
+        expected = (
+            f"dtype {dtype} instead of {str(p.expected_dtype).replace('torch.', '')}"
+            if not cmp.dtype_ok
+            else ", ".join(f"out{ix.format_pos(q)}" for q in cmp.mismatches)
+        )
+        st.warning(
+            f"Differs from the notes' output ({cite(p.ref)}): {expected}. Result: {shown}",
+            icon=":material/warning:",
+        )
+
+
+def notes_code_box(p: ix.Preset) -> None:
+    """The notes' own code for the preset, runnable as-is, with what it prints today."""
+    with st.expander(f"The notes' code ({cite(p.ref)}), runnable as-is", icon=":material/book:"):
+        st.code(p.notes_code, language="python")
+        if p.notes_code_changes:
+            st.caption(f"Changed so that it runs: {p.notes_code_changes}")
+        run = _notes_code_run(p.key)
+        st.caption(f"What it prints with torch {run.torch_version}:")
+        st.code(run.transcript or "(prints nothing)", language="text")
 
 
 # ---------------------------------------------------------------------------------- state
@@ -183,10 +278,10 @@ tab_gs, tab_ix, tab_pit = st.tabs(["gather & scatter_", "x[...] indexing", "8 pi
 with tab_gs:
     c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1.2])
     c1.selectbox(
-        "Preset from the notes",
+        "Preset: the notes' examples (and labelled variations)",
         PRESET_KEYS,
         key=f"{K}.preset",
-        format_func=lambda k: ix.PRESETS_BY_KEY[k].title,
+        format_func=_preset_label,
         on_change=_load_preset,
     )
     c1.button(
@@ -213,20 +308,22 @@ with tab_gs:
         REDUCES,
         key=f"{K}.reduce",
         disabled=op != "scatter",
-        help="none = plain scatter_; add/multiply = scatter_(..., reduce=); "
-        "the rest = scatter_reduce_.",
+        help="none = plain scatter_; scatter_add = scatter_add_; add/multiply = the deprecated "
+        "scatter_(..., reduce=); the rest = scatter_reduce_.",
     )
     reduce: str | None = None if reduce_choice == "none" else reduce_choice
     include_self = r2.checkbox(
         "include_self (scatter_reduce_ modes)",
         key=f"{K}.include_self",
-        disabled=op != "scatter" or reduce in (None, "add", "multiply"),
+        disabled=op != "scatter" or reduce in (None, "scatter_add", "add", "multiply"),
     )
     preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
     texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
-    preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim))
-    if preset_shown and preset.note:
-        st.caption(f"Preset note: {preset.note}")
+    preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim), reduce, include_self)
+    if preset_shown:
+        preset_citation(preset)
+        if preset.note:
+            st.caption(f"Preset note: {preset.note}")
 
     e1, e2, e3 = st.columns(3)
     with e1:
@@ -320,14 +417,13 @@ with tab_gs:
                 )
                 st.caption(f"Both ways agree: {gm.agree}.")
                 snippet += ix.GROUP_MEANS_SNIPPET
-        if preset_shown and ix.matches_expected(preset, trace.result):
-            st.success(
-                f"Matches the documented output of this preset: {ix.tensor_literal(trace.result)}",
-                icon=":material/check:",
-            )
-        if preset_shown and preset.expected_error:
-            st.caption(f"Documented error for this preset: {preset.expected_error}")
+        if preset_shown:
+            comparison_message(preset, trace)
         show_code(snippet)
+    if preset_shown:
+        notes_code_box(preset)
+        for callout_key in ix.PRESET_CALLOUTS.get(preset.key, ()):
+            notes_callout(_callouts()[callout_key])
 
 with tab_ix:
     st.markdown(
@@ -396,5 +492,12 @@ with tab_pit:
     else:
         st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
     st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
+    if demo.ref:
+        notes_citation(demo.ref, verbatim=False)
+    else:
+        st.caption("Not in the notes: the app adds this pitfall.")
     show_code(demo.snippet)
-
+    for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
+        notes_callout(_callouts()[callout_key])
+    # The notes' other indexing lessons (ui/indexing_notes_demos.render_notes_demos) go here,
+    # after the pitfalls.

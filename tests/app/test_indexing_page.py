@@ -31,7 +31,28 @@ def test_smoke(page):
     # default preset is the gather example; its formula for out[0][0] and the snippet are shown
     assert "out[0][0] = input[0][index[0][0]] = input[0][0] = 1" in _codes(at)
     assert any("torch.gather(input, 1, index)" in c for c in _codes(at))
-    assert any("Matches the documented output" in s.value for s in at.success)
+    assert any(
+        s.value.startswith("Matches the documented output (notes 002:1035), compared exactly")
+        for s in at.success
+    )
+    assert "From the notes 002:1035, verbatim" in " ".join(_captions(at))
+
+
+def _captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def _callout_keys(at) -> set[str]:
+    """Keys of the notes callouts on the page: their containers are keyed notes_callout-<key>,
+    which Streamlit stores at the end of the block id ("$$ID-<hash>-notes_callout-<key>")."""
+    keys, todo = set(), [at.main]
+    while todo:
+        node = todo.pop()
+        block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+        if "-notes_callout-" in block_id:
+            keys.add(block_id.split("-notes_callout-", 1)[1])
+        todo.extend(getattr(node, "children", {}).values())
+    return keys
 
 
 def test_presets(page):
@@ -41,21 +62,82 @@ def test_presets(page):
         assert not at.exception, (preset.key, at.exception)
         assert at.selectbox(key=f"{K}.op").value == preset.op
         assert at.selectbox(key=f"{K}.dim").value == preset.dim
+        expected_reduce = preset.reduce or "none"
+        assert at.selectbox(key=f"{K}.reduce").value == expected_reduce
         # the snippet the page shows is the one the core test executes and compares
         shown = [c.strip() for c in _codes(at)]
         assert ix.run_preset(preset).snippet.strip() in shown, preset.key
-        if preset.expected_error:
-            assert any(preset.expected_error in e for e in _errors(at)), _errors(at)
+        # ... and the notes' own code, with what it prints today
+        assert preset.notes_code.strip() in shown, preset.key
+        assert ix.run_notes_code(preset).transcript.strip() in shown, preset.key
+        captions = " ".join(_captions(at))
+        successes = " ".join(s.value for s in at.success)
+        if preset.verbatim:
+            assert f"From the notes {preset.ref}, verbatim" in captions, preset.key
+            assert "A variation of" not in captions.split("Tensors drawn")[0], preset.key
+        else:
+            assert f"A variation of the notes {preset.ref} example" in captions, preset.key
+            assert "From the notes" not in captions.split("Tensors drawn")[0], preset.key
+            assert "Matches" not in successes, preset.key
+        if preset.notes_error:
+            assert any("index 3 is out of bounds" in e for e in _errors(at)), _errors(at)
             assert any("torch's own error message" in i.value for i in at.info)
             assert any("error = str(exc)" in c for c in _codes(at))
+            assert "gather_error_text" in _callout_keys(at)
         else:
             assert not _errors(at), (preset.key, _errors(at))
-            assert any("Matches the documented output" in s.value for s in at.success), preset.key
+        if preset.verbatim and preset.printed and not preset.notes_error:
+            assert f"Matches the documented output (notes {preset.ref})" in successes, preset.key
+        if preset.verbatim and not preset.printed:
+            assert "Matches what the notes' code gives" in successes, preset.key
         if preset.key == "scatter_y2":
             warnings = " ".join(w.value for w in at.warning)
             assert "Collisions" in warnings and "unspecified" in warnings and "CUDA" in warnings
+            assert "out[0][0] <- src[0][0], src[1][0]." in warnings  # only column 0 collides
+            assert "Only column 0 collides (notes 002:940)" in captions
         if preset.key == "group_means":
             assert any("means = out[groups] / counts" in c for c in _codes(at))
+            assert any("scatter_add_(0, index, src)" in c for c in _codes(at))
+        if preset.key == "gather":
+            assert "gather_unique_rows" in _callout_keys(at)
+
+
+def test_preset_menu_labels_variations(page):
+    at = page
+    options = at.selectbox(key=f"{K}.preset").options
+    assert "y1: zeros(3, 5).scatter_(0, index, x) · notes 002:921" in options
+    assert any(o.endswith("· variation of notes 004:227-240") for o in options)
+    assert len(options) == len(ix.PRESETS)
+
+
+def test_edited_preset_claims_nothing(page):
+    at = page
+    at.selectbox(key=f"{K}.preset").select("group_means").run()
+    at.selectbox(key=f"{K}.reduce").select("add").run()  # the deprecated spelling: not the notes'
+    assert not at.exception
+    assert not [s for s in at.success if "Matches" in s.value]
+    assert not any("From the notes" in c for c in _captions(at))
+    assert any("deprecated" in c for c in _captions(at))
+
+
+def test_callouts_show_the_notes_and_today(page):
+    at = page
+    callouts = {c.key: c for c in ix.notes_callouts()}
+    texts = [t.value for t in at.text]
+    c = callouts["gather_unique_rows"]
+    assert c.quote_zh in texts and c.today in texts
+    assert c.run.transcript in _codes(at)
+    at.selectbox(key=f"{K}.pitfall").select(1).run()
+    assert "pitfall1_arange_recipe" in _callout_keys(at)
+    texts = [t.value for t in at.text]
+    assert callouts["pitfall1_arange_recipe"].today in texts
+    assert "A variation of the notes 002:421-430 example" in " ".join(_captions(at))
+    at.selectbox(key=f"{K}.pitfall").select(3).run()
+    assert "chained_slice_assignment" in _callout_keys(at)
+    assert callouts["chained_slice_assignment"].today in [t.value for t in at.text]
+    at.selectbox(key=f"{K}.pitfall").select(4).run()
+    assert "Not in the notes: the app adds this pitfall." in _captions(at)
+    assert not {"pitfall1_arange_recipe", "chained_slice_assignment"} & _callout_keys(at)
 
 
 def test_dim_selector_and_element_choice(page):
@@ -141,17 +223,18 @@ def test_scatter_controls_and_random(page):
 
 def test_scatter_odd_inputs(page):
     at = page
-    at.selectbox(key=f"{K}.preset").select("scatter_scalar_6").run()
+    at.selectbox(key=f"{K}.preset").select("one_hot_long_src").run()
     at.text_input(key=f"{K}.src").input("1.23").run()  # float scalar into the int64 zeros
-    at.selectbox(key=f"{K}.cell").select("out[0][2]").run()
+    at.selectbox(key=f"{K}.cell").select("out[1][2]").run()
     assert not at.exception and not _errors(at)
-    assert "out[0][2] = scalar = 1.23" in _codes(at)
+    assert "out[1][2] = scalar = 1.23" in _codes(at)
     at.text_input(key=f"{K}.src").input("99999999999999999999").run()
     assert not at.exception
     assert any("must fit in int64" in e for e in _errors(at)), _errors(at)
     # group means only for a zero dest: otherwise out / counts is no mean
     at.selectbox(key=f"{K}.preset").select("group_means").run()
     assert [e.label for e in at.expander if e.label.startswith("Group means")]
+    assert any("means = out[groups] / counts" in c for c in _codes(at))
     at.text_input(key=f"{K}.first").input("[5.0, 0.0, 0.0]").run()
     assert not at.exception and not _errors(at)
     assert not [e.label for e in at.expander if e.label.startswith("Group means")]
