@@ -1,8 +1,24 @@
-"""One function that seeds every random number generator the app uses."""
+"""Seeding every random number generator the app uses, and what the determinism switches do.
+
+Two things live here:
+
+* :func:`seed_everything`: one seed for Python's ``random``, NumPy's global generator and
+  torch (CPU and every CUDA device), optionally with the notes' cuDNN switches
+  (``cudnn.deterministic = True``, ``cudnn.benchmark = False``, notes 004:23 and 004:26).
+* :func:`deterministic_ops`: the two lists in ``torch.use_deterministic_algorithms.__doc__``
+  of the *installed* torch (operations that switch to a deterministic algorithm under the flag,
+  and operations that raise ``RuntimeError`` instead), parsed so that the Home page's wording
+  follows the torch it runs on.
+
+Nothing here imports Streamlit.
+"""
 
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -10,20 +26,28 @@ import torch
 MAX_SEED = 2**32 - 1
 
 
-def seed_everything(seed: int) -> int:
+def seed_everything(seed: int, *, cudnn_deterministic: bool | None = None) -> int:
     """Seed Python's ``random``, NumPy's global generator and torch (CPU and all CUDA devices).
 
-    ``torch.manual_seed`` also seeds every CUDA device, lazily, without creating a CUDA
-    context on machines that have none.
+    ``torch.manual_seed`` also seeds every CUDA device (it calls
+    ``torch.cuda.manual_seed_all``), lazily, without creating a CUDA context on machines that
+    have none.
 
     Args:
         seed: an integer in ``[0, 2**32 - 1]`` (NumPy's limit).
+        cudnn_deterministic: ``None`` (default) leaves the cuDNN flags as they are. ``True``
+            applies the notes' recipe (004:23, 004:26): ``torch.backends.cudnn.deterministic =
+            True`` and ``torch.backends.cudnn.benchmark = False``, so cuDNN convolutions pick
+            deterministic algorithms (slower on a GPU; no effect on the CPU, where cuDNN is not
+            used). ``False`` restores PyTorch's defaults (both flags ``False``). The flags are
+            process-wide, like the generators.
 
     Returns:
         The seed that was applied.
 
     Raises:
-        ValueError: if ``seed`` is not an integer in range.
+        ValueError: if ``seed`` is not an integer in range, or ``cudnn_deterministic`` is not
+            ``None``/``True``/``False``. Nothing is changed then.
 
     >>> seed_everything(0)
     0
@@ -32,8 +56,265 @@ def seed_everything(seed: int) -> int:
         raise ValueError(f"seed must be an integer, got {seed!r}")
     if not 0 <= int(seed) <= MAX_SEED:
         raise ValueError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+    if cudnn_deterministic is not None and not isinstance(cudnn_deterministic, bool):
+        raise ValueError(
+            f"cudnn_deterministic must be None, True or False, got {cudnn_deterministic!r}"
+        )
     seed = int(seed)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+    if cudnn_deterministic is not None:
+        torch.backends.cudnn.deterministic = cudnn_deterministic
+        torch.backends.cudnn.benchmark = False
     return seed
+
+
+def seeding_snippet(seed: int, *, cudnn_deterministic: bool = False) -> str:
+    """Plain Python that does what ``seed_everything(seed, cudnn_deterministic=...)`` does.
+
+    It ends by printing one draw from each generator, so a reader can check that two runs agree.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+    cudnn = (
+        "torch.backends.cudnn.deterministic = True  # notes 004:23: deterministic convolutions\n"
+        "torch.backends.cudnn.benchmark = False  # notes 004:26: no per-shape algorithm search\n"
+        if cudnn_deterministic
+        else "# cuDNN flags left as they are (PyTorch's defaults: deterministic=False, "
+        "benchmark=False)\n"
+    )
+    return (
+        "import random\n\n"
+        "import numpy as np\n"
+        "import torch\n\n"
+        f"seed = {int(seed)}\n"
+        "random.seed(seed)  # Python's random: the notes' recipes (004:19-21, 000:32) skip it\n"
+        "np.random.seed(seed)  # NumPy's global generator\n"
+        "torch.manual_seed(seed)  # torch on the CPU *and* every CUDA device\n"
+        f"{cudnn}"
+        "print(random.random(), float(np.random.rand()), float(torch.rand(1)))\n"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# torch.use_deterministic_algorithms: its docstring's two lists
+# --------------------------------------------------------------------------------------------
+
+MADE_DETERMINISTIC_HEADER = "will act deterministically when ``mode=True``:"
+RAISES_HEADER = "will throw a :class:`RuntimeError` when ``mode=True``:"
+LISTS_END = "In addition"
+
+#: Operations the app's pages use (or that students meet first), looked up in both lists to
+#: give the Home page its examples. Each is shown in whichever list the installed torch puts it.
+EXAMPLE_OPS: tuple[str, ...] = (
+    "torch.Tensor.scatter_add_",
+    "torch.index_add",
+    "torch.gather",
+    "torch.nn.Conv2d",
+    "torch.nn.functional.grid_sample",
+    "torch.nn.functional.interpolate",
+    "torch.nn.AdaptiveAvgPool2d",
+    "torch.Tensor.put_",
+    "torch.histc",
+)
+
+_ITEM_RE = re.compile(r"^\*\s+:(?:class|func|meth|attr):`([^`]+)`\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class DeterministicOp:
+    """One bullet of the docstring: an operation and the condition it applies under.
+
+    Attributes:
+        name: dotted name as the docstring writes it, e.g. ``"torch.Tensor.scatter_add_"``.
+        condition: the rest of the bullet, markup removed, e.g. ``"when called on a CUDA
+            tensor"``; ``""`` when the bullet has none (``torch.nn.MaxUnpool1d``).
+    """
+
+    name: str
+    condition: str
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.condition}".strip()
+
+
+@dataclass(frozen=True)
+class DeterministicOps:
+    """The two lists of ``torch.use_deterministic_algorithms.__doc__``.
+
+    Attributes:
+        made_deterministic: operations that switch to a deterministic algorithm under
+            ``torch.use_deterministic_algorithms(True)``.
+        raise_error: operations that raise ``RuntimeError`` under it (no deterministic
+            implementation).
+        torch_version: the torch whose docstring was read.
+    """
+
+    made_deterministic: tuple[DeterministicOp, ...]
+    raise_error: tuple[DeterministicOp, ...]
+    torch_version: str
+
+    def find(self, name: str) -> tuple[list[DeterministicOp], list[DeterministicOp]]:
+        """The bullets for ``name`` in each list: ``(made_deterministic, raise_error)``."""
+        return (
+            [op for op in self.made_deterministic if op.name == name],
+            [op for op in self.raise_error if op.name == name],
+        )
+
+    def examples(
+        self, names: Sequence[str] = EXAMPLE_OPS
+    ) -> tuple[list[DeterministicOp], list[DeterministicOp]]:
+        """The bullets for ``names``, split by list, in the order of ``names``."""
+        made: list[DeterministicOp] = []
+        raises: list[DeterministicOp] = []
+        for name in names:
+            in_made, in_raise = self.find(name)
+            made += in_made
+            raises += in_raise
+        return made, raises
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r":(?:class|func|meth|attr):`([^`]+)`", r"\1", text)
+    text = text.replace("``", "").replace("`", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _phrase(text: str) -> re.Pattern[str]:
+    """``text`` as a pattern that allows any run of whitespace (a line break) between words."""
+    return re.compile(r"\s+".join(re.escape(word) for word in text.split()))
+
+
+def _section(doc: str, start: str, end: str) -> str:
+    begin = _phrase(start).search(doc)
+    if begin is None:
+        raise ValueError(
+            "torch.use_deterministic_algorithms.__doc__ no longer contains the words "
+            f"{start!r}; the app cannot read its list of operations"
+        )
+    stop = _phrase(end).search(doc, begin.end())
+    if stop is None:
+        raise ValueError(f"torch.use_deterministic_algorithms.__doc__: no {end!r} after {start!r}")
+    return doc[begin.end() : stop.start()]
+
+
+def _items(section: str) -> tuple[DeterministicOp, ...]:
+    items: list[tuple[str, list[str], list[str]]] = []  # name, condition lines, sub-bullets
+    for raw in section.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("The following"):
+            continue
+        match = _ITEM_RE.match(line)
+        if match:
+            items.append((match[1], [match[2]], []))
+        elif items and line.startswith("- "):  # a sub-bullet such as "- ``linear``"
+            items[-1][2].append(_clean(line[2:]))
+        elif items:  # a wrapped line of the last item
+            items[-1][1].append(line)
+    return tuple(
+        DeterministicOp(name, _clean(" ".join(lines) + (" " + ", ".join(subs) if subs else "")))
+        for name, lines, subs in items
+    )
+
+
+def parse_deterministic_doc(doc: str, torch_version: str = "") -> DeterministicOps:
+    """Parse the two bullet lists out of ``torch.use_deterministic_algorithms.__doc__``.
+
+    Args:
+        doc: the docstring text.
+        torch_version: recorded in the result.
+
+    Returns:
+        :class:`DeterministicOps` with every bullet of both lists, in the docstring's order.
+
+    Raises:
+        ValueError: the docstring lacks either list's header (torch reworded it), or a list
+            is empty.
+    """
+    if not isinstance(doc, str):
+        raise ValueError(f"doc must be the docstring text, got {type(doc).__name__}")
+    made = _items(_section(doc, MADE_DETERMINISTIC_HEADER, RAISES_HEADER))
+    raises = _items(_section(doc, RAISES_HEADER, LISTS_END))
+    if not made or not raises:
+        raise ValueError(
+            "torch.use_deterministic_algorithms.__doc__: found "
+            f"{len(made)} operations made deterministic and {len(raises)} that raise; "
+            "expected both lists to be non-empty"
+        )
+    return DeterministicOps(made, raises, torch_version)
+
+
+def deterministic_ops() -> DeterministicOps:
+    """The lists of the installed torch (read from its docstring now)."""
+    doc = torch.use_deterministic_algorithms.__doc__ or ""
+    return parse_deterministic_doc(doc, torch.__version__)
+
+
+def _op_md(op: DeterministicOp) -> str:
+    return f"`{op.name}` {op.condition}".strip()
+
+
+def deterministic_flag_markdown(ops: DeterministicOps) -> str:
+    """The Home page's bullet on ``torch.use_deterministic_algorithms(True)``, from ``ops``.
+
+    Examples (from :data:`EXAMPLE_OPS`) are placed in the list the docstring puts them in, so
+    the wording follows the installed torch. Markdown; no user text goes in.
+    """
+    made, raises = ops.examples()
+    made_text = "; ".join(_op_md(op) for op in made) or "none of the operations this app uses"
+    raise_text = "; ".join(_op_md(op) for op in raises) or "none of the operations this app uses"
+    return (
+        "**`torch.use_deterministic_algorithms(True)`** goes further than cuDNN's flag. "
+        f"According to its docstring in torch {ops.torch_version}, "
+        f"{len(ops.made_deterministic)} normally-nondeterministic operations then "
+        f"**switch to a deterministic algorithm**, among them: {made_text}. "
+        f"{len(ops.raise_error)} have no deterministic implementation and "
+        f"**raise a RuntimeError** instead, among them: {raise_text}. "
+        "Cost: slower kernels, and errors to work around (`warn_only=True` turns them into "
+        "warnings)."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The notes' own seeding code, verbatim (a test finds each at its reference)
+# --------------------------------------------------------------------------------------------
+
+NOTES_SEEDING_REF = "004:14-26"
+NOTES_SEEDING_CODE = "\n".join(
+    [
+        "import torch",
+        "import torch.nn as nn",
+        "import torchvision",
+        "import numpy as np",
+        "# 设置随机种子",
+        "np.random.seed(0)",
+        "torch.manual_seed(0)# 为 CPU 设置种子用于生成随机数，以使得结果是确定的",
+        "torch.cuda.manual_seed_all(0)# 为 GPU 设置种子用于生成随机数，以使得结果是确定的",
+        "#将这个 flag 置为True的话，每次返回的卷积算法将是确定的，即默认算法。"
+        "如果配合上设置 Torch 的随机种子为固定值的话，"
+        "应该可以保证每次运行网络的时候相同输入的输出是固定的",
+        "torch.backends.cudnn.deterministic = True",
+        "#1 如果网络的输入数据维度或类型上变化不大，"
+        "设置 torch.backends.cudnn.benchmark = true 可以增加运行效率；",
+        "#2 如果网络的输入数据在每次 iteration 都变化的话，"
+        "会导致 cnDNN 每次都会去寻找一遍最优配置，这样反而会降低运行效率。",
+        "torch.backends.cudnn.benchmark = False",
+        "",
+    ]
+)
+
+NOTES_INIT_SEEDS_REF = "000:32"
+NOTES_INIT_SEEDS_CODE = """import torch
+
+
+def init_seeds(seed=0):
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    if seed == 0:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+"""

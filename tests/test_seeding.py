@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import doctest
 import random
+import re
 
 import numpy as np
 import pytest
 import torch
 
 from core import seeding
+from core.notes import NotesRef, normalise_notes_text, notes_lines
 from core.seeding import MAX_SEED, seed_everything
 
 
@@ -94,3 +96,197 @@ class TestException:
         with pytest.raises(ValueError):
             seed_everything(-3)
         assert draws() == expected
+
+
+# ------------------------------------------------------------------------------------------
+# The cuDNN option (notes 004:23, 004:26)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cudnn_flags():
+    """Restore the process-wide cuDNN flags after a test changes them."""
+    saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    yield
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = saved
+
+
+class TestCudnnOption:
+    def test_default_leaves_flags_alone(self, cudnn_flags):
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = True
+        seed_everything(1)
+        assert torch.backends.cudnn.deterministic is True
+        assert torch.backends.cudnn.benchmark is True
+
+    def test_true_is_the_notes_recipe(self, cudnn_flags):
+        torch.backends.cudnn.benchmark = True
+        assert seed_everything(4, cudnn_deterministic=True) == 4
+        assert torch.backends.cudnn.deterministic is True
+        assert torch.backends.cudnn.benchmark is False
+
+    def test_false_restores_defaults(self, cudnn_flags):
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = True
+        seed_everything(4, cudnn_deterministic=False)
+        assert torch.backends.cudnn.deterministic is False
+        assert torch.backends.cudnn.benchmark is False
+
+    @pytest.mark.parametrize("value", [1, "yes", 0.0])
+    def test_bad_value_changes_nothing(self, cudnn_flags, value):
+        seed_everything(9)
+        expected = draws()
+        seed_everything(9)
+        torch.backends.cudnn.deterministic = False
+        with pytest.raises(ValueError) as info:
+            seed_everything(3, cudnn_deterministic=value)
+        assert repr(value) in str(info.value)
+        assert torch.backends.cudnn.deterministic is False
+        assert draws() == expected
+
+    @pytest.mark.parametrize("cudnn", [False, True])
+    def test_snippet_matches_seed_everything(self, cudnn_flags, cudnn):
+        printed = []
+        code = seeding.seeding_snippet(77, cudnn_deterministic=cudnn)
+        exec(code, {"print": lambda *a: printed.append(a)})
+        if cudnn:
+            assert torch.backends.cudnn.deterministic is True
+            assert torch.backends.cudnn.benchmark is False
+        seed_everything(77)
+        assert printed == [(random.random(), float(np.random.rand()), float(torch.rand(1)))]
+        assert ("cudnn.deterministic = True" in code) is cudnn
+
+    def test_snippet_rejects_bad_seed(self):
+        with pytest.raises(ValueError, match="between 0 and"):
+            seeding.seeding_snippet(-1)
+
+
+class TestNotesSeedingCode:
+    def test_notes_recipe_is_verbatim(self):
+        ref = NotesRef.parse(seeding.NOTES_SEEDING_REF)
+        assert normalise_notes_text(seeding.NOTES_SEEDING_CODE) == notes_lines(ref)
+
+    def test_init_seeds_statements_are_the_notes(self):
+        line = notes_lines(NotesRef.parse(seeding.NOTES_INIT_SEEDS_REF))
+        statements = [
+            s.strip() for s in seeding.NOTES_INIT_SEEDS_CODE.splitlines()[1:] if s.strip()
+        ]
+        assert len(statements) == 7
+        assert " ".join(statements) in line
+
+    def test_notes_recipe_runs(self, cudnn_flags):
+        exec(seeding.NOTES_SEEDING_CODE, {})
+        assert torch.backends.cudnn.deterministic is True
+        assert torch.backends.cudnn.benchmark is False
+
+
+# ------------------------------------------------------------------------------------------
+# torch.use_deterministic_algorithms: its docstring's two lists
+# ------------------------------------------------------------------------------------------
+
+
+def docstring_sections() -> tuple[str, str]:
+    """The docstring's two lists, cut independently of core.seeding: (made deterministic,
+    raise RuntimeError), with markup and line breaks removed."""
+    doc = torch.use_deterministic_algorithms.__doc__
+    made, rest = re.split(r"will throw a\s+:class:`RuntimeError`\s+when ``mode=True``", doc)
+    made = made.split("will act", 1)[1]
+    raising = rest.split("In addition", 1)[0]
+
+    def flat(text: str) -> str:
+        text = re.sub(r":\w+:`([^`]+)`", r"\1", text).replace("``", "").replace("`", "")
+        return re.sub(r"\s+", " ", text)
+
+    return flat(made), flat(raising)
+
+
+def page_examples(markdown: str) -> tuple[list[str], list[str]]:
+    """The ops the bullet names as made deterministic and as raising (``name condition``)."""
+    made_part, raise_part = markdown.split("**raise a RuntimeError**")
+    made_part = made_part.split("**switch to a deterministic algorithm**")[1]
+
+    def ops(part: str) -> list[str]:
+        body = part.split("among them:", 1)[1].split(". ", 1)[0]
+        return [re.sub(r"`([^`]+)`", r"\1", item).strip() for item in body.split(";")]
+
+    return ops(made_part), ops(raise_part)
+
+
+class TestDeterministicOps:
+    def test_lists_match_the_docstring(self):
+        made_text, raise_text = docstring_sections()
+        ops = seeding.deterministic_ops()
+        assert ops.torch_version == torch.__version__
+        assert len(ops.made_deterministic) == made_text.count("* ")
+        assert len(ops.raise_error) == raise_text.count("* ")
+        for op in ops.made_deterministic:
+            assert f"{op.name} {op.condition.split(':')[0]}".strip() in made_text, op
+        for op in ops.raise_error:
+            assert f"{op.name} {op.condition.split(':')[0]}".strip() in raise_text, op
+
+    def test_issue_11_scatter_add_and_index_add_do_not_raise(self):
+        """torch 2.14 makes scatter_add_ and index_add deterministic on CUDA (issue 11 §2)."""
+        made_text, raise_text = docstring_sections()
+        for name in ("torch.Tensor.scatter_add_", "torch.index_add"):
+            assert name in made_text and name not in raise_text
+        ops = seeding.deterministic_ops()
+        made, raises = ops.find("torch.Tensor.scatter_add_")
+        assert [str(op) for op in made] == [
+            "torch.Tensor.scatter_add_ when called on a CUDA tensor"
+        ]
+        assert raises == []
+
+    def test_page_wording_agrees_with_the_docstring(self):
+        made_text, raise_text = docstring_sections()
+        text = seeding.deterministic_flag_markdown(seeding.deterministic_ops())
+        made, raises = page_examples(text)
+        assert "torch.Tensor.scatter_add_ when called on a CUDA tensor" in made
+        assert "torch.index_add when called on CUDA tensor" in made
+        assert (
+            "torch.nn.functional.grid_sample when attempting to differentiate a CUDA tensor"
+            in raises
+        )
+        for item in raises:  # everything the page says raises is in the raise list ...
+            assert item.split(":")[0] in raise_text, item
+            assert item.split(":")[0] not in made_text, item
+        for item in made:  # ... and nothing it says becomes deterministic is
+            assert item.split(":")[0] in made_text, item
+            assert item.split(":")[0] not in raise_text, item
+        count_made, count_raise = made_text.count("* "), raise_text.count("* ")
+        assert f"{count_made} normally-nondeterministic operations" in text
+        assert f"{count_raise} have no deterministic implementation" in text
+
+    def test_subbullets_are_joined(self):
+        ops = seeding.deterministic_ops()
+        _, raises = ops.find("torch.nn.functional.interpolate")
+        assert raises and raises[0].condition.endswith("linear, bilinear, bicubic, trilinear")
+
+    def test_op_in_both_lists(self):
+        made, raises = seeding.deterministic_ops().find("torch.Tensor.put_")
+        assert [op.condition for op in made] == ["with accumulate=True when called on a CPU tensor"]
+        assert "when accumulate=False" in [op.condition for op in raises]
+
+    @pytest.mark.parametrize(
+        ("doc", "fragment"),
+        [
+            ("nothing here", "no longer contains"),
+            (
+                "The following ops will act deterministically when ``mode=True``:\n"
+                "    * :func:`torch.a` when x\n",
+                "will throw a",
+            ),
+            (
+                "will act deterministically when ``mode=True``:\n\n"
+                "will throw a :class:`RuntimeError` when ``mode=True``:\n"
+                "  * :func:`torch.b`\nIn addition",
+                "0 operations made deterministic",
+            ),
+        ],
+    )
+    def test_exception(self, doc, fragment):
+        with pytest.raises(ValueError, match=fragment):
+            seeding.parse_deterministic_doc(doc)
+
+    def test_not_a_string(self):
+        with pytest.raises(ValueError, match="NoneType"):
+            seeding.parse_deterministic_doc(None)
