@@ -238,8 +238,8 @@ def notes_gradual_mean_torch(
 
     On a single finite (1, C, H, W) flow it gives the notes' output (same NaN pattern, values
     within float32 rounding: here the scales are added one by one, the notes ``torch.sum`` a
-    concatenated tensor; a test runs the notes' code as printed). It is not the notes' code
-    kept as written; it differs in:
+    concatenated tensor; a test runs the notes' code as printed). It is not a copy of the
+    notes' code; it differs in:
 
     * **Layout**: it takes one (H, W, C) flow, array or tensor, and pools a contiguous
       (1, C, H, W) copy; the notes take a (batch, C, H, W) tensor.
@@ -374,6 +374,7 @@ def notes_gradual_mean_numpy(
     flow: np.ndarray,
     max_window_size: int = 32,
     *,
+    nan_mask: np.ndarray | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """The notes' ORIGINAL NumPy ``gradual_mean`` (000:79, with its ``crop_rect``), faithfully.
@@ -394,6 +395,10 @@ def notes_gradual_mean_numpy(
       stays unfilled) although the larger windows had valid samples.
     * **Sequential, in place**: holes are visited in ``np.where`` order (row by row) and each
       fill is written into the array the next windows read, so earlier fills count as data.
+      With the default mask this makes the early break unreachable: every window reaches the
+      row above its hole, which is the zero border or was already visited and filled, so every
+      hole gets a value and nothing stays NaN (an all-NaN flow comes back all zeros). Only a
+      caller's ``nan_mask`` that leaves NaN pixels out can trigger the break.
     * **Whole pixel**: a pixel is a hole if its channel *sum* is NaN (any channel NaN), and all
       its channels are overwritten, the valid ones too.
 
@@ -405,6 +410,8 @@ def notes_gradual_mean_numpy(
     Args:
         flow: (H, W, C) float array, C >= 2, NaN marks a hole, no infinities.
         max_window_size: the largest (first) window, an integer >= 2; the notes' default 32.
+        nan_mask: optional (H, W) array, the notes' argument: the holes to visit are where it
+            is NaN. Default: ``np.sum(flow, axis=-1)`` (a pixel with any NaN channel).
         progress: optional ``progress(done, total)`` called now and then with hole counts.
 
     Returns:
@@ -428,7 +435,12 @@ def notes_gradual_mean_numpy(
             f"{flow.shape}: their crop_rect loses the channel axis of a one-channel image"
         )
     src = flow.copy()  # copy.deepcopy(raw_array) in the notes
-    nan_ys, nan_xs = np.where(np.isnan(np.sum(src, axis=-1)))
+    if nan_mask is None:
+        nan_mask = np.sum(src, axis=-1)
+    elif not isinstance(nan_mask, np.ndarray) or nan_mask.shape != (h, w):
+        got = nan_mask.shape if isinstance(nan_mask, np.ndarray) else type(nan_mask).__name__
+        raise ValueError(f"nan_mask must be an (H, W) = ({h}, {w}) array, got {got}")
+    nan_ys, nan_xs = np.where(np.isnan(nan_mask))
     total = int(nan_ys.size)
     step = max(1, total // 100)
     for i, (cx, cy) in enumerate(zip(nan_xs.tolist(), nan_ys.tolist(), strict=True)):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,14 +13,23 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tests.notes_gradual_mean as notes_code
 from core.flowfill import (
     FLO_MAGIC,
+    NOTES_CLAIM_MS,
+    NOTES_CLAIM_REF,
+    NOTES_CLAIM_ZH,
+    NOTES_GRADUAL_MEAN_PYTORCH,
+    NOTES_NUMPY_MAX_HOLES,
+    NOTES_NUMPY_METHOD,
+    NOTES_TORCH_METHOD,
     SYNTHETIC_FIELDS,
     FlowSpec,
     build_flow,
     case_from_flow,
     compare_methods,
     decode_image,
+    device_label,
     endpoint_error,
     epe_stats,
     farneback_flow,
@@ -30,13 +42,18 @@ from core.flowfill import (
     loop_reference,
     make_hole_mask,
     nearest_fill,
+    notes_callouts,
+    notes_gradual_mean_numpy,
     notes_gradual_mean_torch,
+    notes_speed_claim,
+    notes_window_sizes,
     save_flo,
     scale_means,
     snippet_for,
     synthetic_flow,
     window_sizes,
 )
+from core.notes import SEEDS_DIR, NotesRef, normalise_notes_text, notes_lines
 
 TOL = {"rtol": 1e-5, "atol": 1e-5, "equal_nan": True}
 CPU_BACKENDS = ("cv2", "torch")
@@ -475,3 +492,278 @@ def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
         decode_image(b"definitely not an image", "the second image")
     with pytest.raises(ValueError, match="empty"):
         decode_image(b"", "the first image")
+
+
+# --------------------------------------------------------------------------------------------
+# the notes' own code (tests/notes_gradual_mean.py: both functions transcribed as printed)
+# --------------------------------------------------------------------------------------------
+
+TRANSCRIPTION = Path(__file__).with_name("notes_gradual_mean.py")
+needs_notes = pytest.mark.skipif(
+    not SEEDS_DIR.is_dir(), reason=f"the notes are not beside the repo ({SEEDS_DIR})"
+)
+
+
+def _notes_text(ref: str) -> str:
+    # the notes escape the quotes inside their code lines as \" ; code has plain quotes
+    return notes_lines(NotesRef.parse(ref)).replace('\\"', '"')
+
+
+@needs_notes
+def test_transcription_and_snippet_are_the_notes_verbatim():
+    text = TRANSCRIPTION.read_text(encoding="utf-8")
+    split = text.index("# --- notes 000:80")
+    numpy_part = text[text.index("import cv2"):split]
+    torch_part = text[text.index("\n", split) + 1:]
+    assert normalise_notes_text(numpy_part) in _notes_text("000:79")
+    assert normalise_notes_text(torch_part) in _notes_text("000:80")
+    # the callouts run the same text
+    assert normalise_notes_text(NOTES_GRADUAL_MEAN_PYTORCH) == normalise_notes_text(torch_part)
+    assert NOTES_CLAIM_ZH in _notes_text(NOTES_CLAIM_REF)
+
+
+def _notes_numpy_case(rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    h, w = (int(v) for v in rng.integers(1, 24, 2))
+    c = int(rng.integers(2, 4))
+    x = (rng.standard_normal((h, w, c)) * 5).astype(rng.choice([np.float32, np.float64]))
+    p = float(rng.random())
+    if rng.random() < 0.5:
+        x[rng.random((h, w)) < p] = np.nan
+    else:  # own masks per channel: a pixel with one NaN channel is a hole too
+        x[rng.random((h, w, c)) < p] = np.nan
+    return x, int(rng.choice([2, 3, 4, 8, 16, 32, 33]))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_notes_numpy_matches_the_notes_code_bit_for_bit(seed):
+    x, size = _notes_numpy_case(np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the notes' nanmean: empty slices
+        expected = notes_code.gradual_mean(x, max_window_size=size)
+    before = x.copy()
+    got = notes_gradual_mean_numpy(x, size)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+    np.testing.assert_array_equal(x, before)  # the input is never modified
+
+
+def test_notes_numpy_early_break_with_a_callers_mask_bit_for_bit():
+    # The break is reached only when a visited hole's window holds nothing valid: a caller's
+    # nan_mask that visits (5, 5) inside a 6x6 NaN block and leaves the rest of it NaN.
+    x = np.ones((12, 12, 2), np.float32)
+    x[3:9, 3:9] = np.nan
+    mask = np.zeros((12, 12))
+    mask[5, 5] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = notes_code.gradual_mean(x, nan_mask=mask)
+    got = notes_gradual_mean_numpy(x, nan_mask=mask)
+    assert got.tobytes() == expected.tobytes()
+    assert np.isnan(got[5, 5]).all()  # the larger windows saw valid ones; the 2-window did not
+
+
+def test_notes_numpy_default_mask_leaves_no_nan():
+    # With the default mask every window reaches the row above (zero border or filled), so
+    # the early break never fires: even an all-NaN flow comes back (all zeros).
+    x = _random_flow(np.random.default_rng(2), 20, 24, 2, 0.97, False)
+    assert not np.isnan(notes_gradual_mean_numpy(x)).any()
+    assert (notes_gradual_mean_numpy(np.full((6, 7, 2), np.nan, np.float32)) == 0).all()
+
+
+def test_notes_numpy_window_is_not_centred():
+    # u = x on an 80x80 ramp, one hole at (30, 30): the notes' window w covers
+    # x in [30 - w//2, 30 + w), so every mean sits right of the hole; a centred window is exact.
+    u = np.tile(np.arange(80, dtype=np.float32), (80, 1))
+    x = np.stack([u, np.zeros_like(u)], axis=2)
+    x[30, 30] = np.nan
+    means = []
+    for w in (32, 16, 8, 4, 2):
+        cols = np.arange(30 - w // 2, 30 + w, dtype=np.float64)
+        rows = len(cols)
+        means.append((cols.sum() * rows - 30.0) / (rows * rows - 1))  # minus the hole itself
+    expected = float(np.mean(means))  # 32.6: 2.6 px right of the truth
+    assert expected > 32.5
+    assert notes_window_sizes(32) == (32, 16, 8, 4, 2)
+    assert notes_gradual_mean_numpy(x, 32)[30, 30, 0] == pytest.approx(expected, abs=1e-4)
+    assert notes_gradual_mean_torch(x, 33)[30, 30, 0] == pytest.approx(30.0, abs=1e-4)
+
+
+def test_notes_numpy_zero_border_pulls_towards_zero():
+    # A constant 5.0 field with a hole in the corner: crop_rect pads with 0, and nanmean
+    # counts those zeros. Window w holds w*w - 1 fives among (w + w//2)**2 - 1 values.
+    x = np.full((40, 40, 2), 5.0, np.float32)
+    x[0, 0] = np.nan
+    expected = np.mean([5 * (w * w - 1) / ((w + w // 2) ** 2 - 1) for w in (32, 16, 8, 4, 2)])
+    got = notes_gradual_mean_numpy(x, 32)[0, 0]
+    np.testing.assert_allclose(got, [expected, expected], rtol=1e-6)
+    assert got[0] < 2.2  # measured 2.13, not 5
+    np.testing.assert_allclose(notes_gradual_mean_torch(x, 33)[0, 0], [5.0, 5.0])
+
+
+def test_notes_numpy_overwrites_every_channel_of_a_hole_pixel():
+    x = np.full((9, 9, 2), 1.0, np.float32)
+    x[4, 4] = (np.nan, 7.0)  # only u is missing; the notes' mask is the channel *sum*
+    out = notes_gradual_mean_numpy(x, 4)
+    # windows 4 (6x6 values) and 2 (3x3), each holding the pixel's own v = 7 among ones
+    assert out[4, 4, 0] == 1.0
+    assert out[4, 4, 1] == pytest.approx((42 / 36 + 15 / 9) / 2, rel=1e-6)
+
+
+def test_notes_numpy_progress_and_exceptions():
+    x = _random_flow(np.random.default_rng(3), 10, 12, 2, 0.5, True)
+    seen = []
+    notes_gradual_mean_numpy(x, 8, progress=lambda done, total: seen.append((done, total)))
+    holes = int(np.isnan(x[..., 0]).sum())
+    assert seen[-1] == (holes, holes) and all(t == holes for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    for bad in (1, 0, 4097, 2.0, True):
+        with pytest.raises(ValueError, match="max_window_size"):
+            notes_gradual_mean_numpy(x, bad)
+    with pytest.raises(ValueError, match="at least 2 channels"):
+        notes_gradual_mean_numpy(x[..., :1])
+    with pytest.raises(ValueError, match="NumPy array"):
+        notes_gradual_mean_numpy(torch.from_numpy(x))
+    with pytest.raises(ValueError, match=r"nan_mask must be an \(H, W\)"):
+        notes_gradual_mean_numpy(x, nan_mask=np.zeros((3, 3)))
+
+
+def test_notes_code_fails_on_one_channel_as_the_app_says():
+    x = np.ones((6, 7, 1), np.float32)
+    x[2, 3] = np.nan
+    with pytest.raises(IndexError, match="too many indices"):
+        notes_code.gradual_mean(x)
+
+
+@pytest.mark.parametrize(("kind", "mask_kind"), [("rotation", "random"), ("rotation", "blobs"),
+                                                 ("zoom", "random"), ("translation", "random")])
+def test_notes_numpy_is_far_worse_than_avg_pool2d_on_smooth_fields(kind, mask_kind):
+    # Measured on 64x80, noise 0.3, 30% holes: rotation 1.20 vs 0.17 px (random) and 1.61 vs
+    # 0.36 (blobs), zoom 1.20 vs 0.17, translation 1.01 vs 0.05: the off-centre windows bias
+    # every sloped field, and the zero border drags the holes near the edge towards 0.
+    observed, truth = synthetic_flow(kind, 64, 80, magnitude=6.0, noise=0.3, seed=1)
+    mask = make_hole_mask(mask_kind, 64, 80, fraction=0.3, size=6, seed=2)
+    holed = observed.copy()
+    holed[mask] = np.nan
+    notes_numpy, _ = epe_stats(endpoint_error(notes_gradual_mean_numpy(holed, 32), truth), mask)
+    avg_pool, _ = epe_stats(endpoint_error(notes_gradual_mean_torch(holed, 33), truth), mask)
+    assert notes_numpy > 3 * avg_pool, (notes_numpy, avg_pool)
+    assert notes_numpy > 0.7
+
+
+def test_compare_methods_with_the_notes_numpy_loop():
+    case = build_flow(FlowSpec(height=40, width=48, field="rotation", mask="random", seed=1))
+    calls = []
+    comp = compare_methods(case, max_window=33, with_notes_numpy=True,
+                           progress=lambda d, t: calls.append((d, t)))
+    names = [m.name for m in comp.methods]
+    assert names[:4] == ["gradual mean (cv2 backend)", "gradual mean (torch backend)",
+                         NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD]
+    assert names[-1] == "nearest valid"
+    row = comp.methods[3]
+    np.testing.assert_array_equal(row.filled, notes_gradual_mean_numpy(case.flow, 32))
+    assert row.device == "cpu" and row.ms > 0 and row.unfilled == 0
+    assert row.mean_epe > 3 * comp.methods[2].mean_epe
+    assert row.max_diff_vs_notes is not None and row.max_diff_vs_notes > 0.5
+    holes = int(case.mask.sum())
+    assert calls[-1] == (holes, holes)
+    assert len(compare_methods(case, max_window=9).methods) == 6  # off by default
+
+
+def test_compare_methods_bounds_the_notes_numpy_loop():
+    case = build_flow(FlowSpec(height=240, width=320, mask="random", fraction=0.4))
+    assert case.mask.sum() > NOTES_NUMPY_MAX_HOLES
+    with pytest.raises(ValueError, match=f"limited to {NOTES_NUMPY_MAX_HOLES:,} hole pixels"):
+        compare_methods(case, with_notes_numpy=True)
+
+
+# --------------------------------------------------------------------------------------------
+# the notes' vectorised version (000:80) against the app's reference
+# --------------------------------------------------------------------------------------------
+
+
+def test_notes_torch_code_agrees_with_the_reference_on_one_flow():
+    x = _random_flow(np.random.default_rng(11), 30, 40, 2, 0.4, False)
+    notes = notes_code.gradual_mean_pytorch(torch.from_numpy(x).permute(2, 0, 1)[None], 33)
+    ours = notes_gradual_mean_torch(x, 33)
+    np.testing.assert_allclose(notes[0].permute(1, 2, 0).numpy(), ours, rtol=1e-6, atol=1e-6,
+                               equal_nan=True)
+
+
+def test_notes_torch_code_fails_for_a_batch_of_two():
+    # As printed, step 5 sums over dim 0, which after torch.cat holds batch x scales, so the
+    # (1, C, H, W) mean cannot be indexed by the (2, C, H, W) NaN mask.
+    x = torch.from_numpy(_random_flow(np.random.default_rng(12), 8, 8, 2, 0.3, True))
+    batch = torch.stack([x, x]).permute(0, 3, 1, 2)  # (2, 2, 8, 8)
+    with pytest.raises(IndexError, match=r"shape of the mask \[2, 2, 8, 8\] at index 0 does "
+                                         r"not match the shape of the indexed tensor \[1, 2, 8"):
+        notes_code.gradual_mean_pytorch(batch)
+    one = notes_code.gradual_mean_pytorch(batch[:1])  # batch 1 runs
+    assert not torch.isnan(one).any()
+
+
+def test_notes_torch_code_window_checks():
+    x = torch.from_numpy(_random_flow(np.random.default_rng(13), 8, 8, 2, 0.3, True))
+    x = x.permute(2, 0, 1)[None]
+    with pytest.warns(UserWarning, match="max_window_size 32 is not aligned with max filter "
+                                         "size 17"):
+        notes_code.gradual_mean_pytorch(x, 32)
+    with pytest.raises(IndexError, match="index -1 is out of bounds"):
+        notes_code.gradual_mean_pytorch(x, 2)
+    with np.errstate(divide="ignore"), pytest.raises(OverflowError):
+        notes_code.gradual_mean_pytorch(x, 1)  # int(np.log2(0)) = int(-inf)
+    with pytest.raises(ValueError, match="2\\*\\*k \\+ 1.*32"):
+        notes_gradual_mean_torch(x[0].permute(1, 2, 0), 32)
+
+
+def test_reference_docstring_lists_the_differences():
+    doc = notes_gradual_mean_torch.__doc__ or ""
+    assert "kept as written" not in doc
+    for point in ("**Layout**", "**Batch**", "**NaN guards**", "**Window checks**",
+                  "batch > 1", "IndexError"):
+        assert point in doc, point
+
+
+# --------------------------------------------------------------------------------------------
+# callouts and the 3 ms claim
+# --------------------------------------------------------------------------------------------
+
+
+def test_callout_max_window_not_aligned():
+    callout = next(c for c in notes_callouts() if c.key == "flow_max_window_not_aligned")
+    assert callout.verdict == "differs from the app"
+    assert str(callout.ref) == "000:80"
+    assert "Warning: UserWarning: max_window_size 32 is not aligned with max filter size 17" \
+        in callout.run.output
+    assert "ran, NaN left: 0" in callout.run.output
+    assert "app: ValueError: max_window must be 2**k + 1" in callout.run.output
+    assert callout.today.startswith("Today the notes' function still only warns")
+    assert "windows up to 17x17" in callout.today and "refuses 32" in callout.today
+
+
+def test_callout_three_ms():
+    callout = next(c for c in notes_callouts() if c.key == "flow_three_ms")
+    assert callout.verdict == "incomplete" and str(callout.ref) == NOTES_CLAIM_REF
+    assert callout.quote_zh == NOTES_CLAIM_ZH
+    found = re.search(r"device=(\w+) flow=1x2x120x160 median=([\d.]+) ms", callout.run.output)
+    assert found, callout.run.transcript
+    ms = float(found[2])
+    assert f"takes {ms:.1f} ms on a 120x160" in callout.today
+    assert "neither the frame size nor the device" in callout.today
+    if not torch.cuda.is_available():
+        # a CPU is far from 3 ms on this: the sentence must not claim the notes' figure
+        assert ms > NOTES_CLAIM_MS and "slower than the notes' 3 ms" in callout.today
+        assert "There is no GPU on this machine" in callout.today
+
+
+def test_notes_speed_claim_sentence():
+    text = notes_speed_claim(123.4, "cpu", (240, 320, 2))
+    assert "took 123.4 ms for this 240x320 flow on CPU (" in text
+    assert "41x the notes' 3 ms" in text
+    assert "within the notes' 3 ms" in notes_speed_claim(2.5, "cpu", (240, 320, 2))
+    if not torch.cuda.is_available():
+        assert "no GPU on this machine" in text
+    with pytest.raises(ValueError, match="measured_ms"):
+        notes_speed_claim(float("nan"), "cpu", (4, 4, 2))
+    with pytest.raises(ValueError, match="device"):
+        device_label("tpu")
+    assert device_label("cpu").startswith("CPU (")
