@@ -2,15 +2,25 @@
 
 Every value comes from a call made now; a source that cannot be read yields a
 fact whose value is ``None`` and whose ``note`` says why, instead of raising.
+
+Also here: the Home page's live demos of ``CUDA_VISIBLE_DEVICES`` (notes 004:27-36) and
+``python -m torch.utils.collect_env`` (notes 002:1289-1330), each run in a fresh Python
+subprocess, and the "notes say / PyTorch today does" callouts on seeding and GPU choice.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 
 import torch
+
+from core.notes import NotesCallout, NotesRef, run_live
 
 NOT_AVAILABLE = "not available"
 
@@ -39,8 +49,11 @@ class EnvFact:
 def available_devices() -> list[str]:
     """``["cpu"]`` plus ``"cuda:N"`` for every GPU PyTorch can use.
 
-    ``torch.cuda.is_available()`` asks the driver through NVML where it can, so a
-    CPU-only machine gets its answer without creating a CUDA context.
+    ``torch.cuda.is_available()`` asks the CUDA runtime (``cudaGetDeviceCount``, which runs
+    ``cuInit``) by default: no CUDA context is created, but the driver is initialised, so a
+    process forked afterwards cannot use CUDA. Only with ``PYTORCH_NVML_BASED_CUDA_CHECK=1`` in
+    the environment does it ask NVML first (falling back to the runtime when NVML fails); see
+    :func:`cuda_check_fact`.
     """
     devices = ["cpu"]
     if torch.cuda.is_available():
@@ -91,6 +104,13 @@ def _cuda_facts() -> list[EnvFact]:
             "" if available else _why_no_cuda(),
         ),
         EnvFact("CUDA", "device count", str(torch.cuda.device_count() if available else 0)),
+        cuda_check_fact(),
+        EnvFact(
+            "CUDA",
+            "CUDA_VISIBLE_DEVICES",
+            os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+            "which GPUs this process may see, renumbered from 0; read once, when CUDA initialises",
+        ),
     ]
     if available:
         for index in range(torch.cuda.device_count()):
@@ -100,6 +120,35 @@ def _cuda_facts() -> list[EnvFact]:
                 EnvFact(f"GPU {index}", "total memory", f"{props.total_memory / 2**30:.1f} GiB")
             )
     return facts
+
+
+NVML_CHECK_VAR = "PYTORCH_NVML_BASED_CUDA_CHECK"
+
+
+def cuda_check_fact(environ: Mapping[str, str] | None = None) -> EnvFact:
+    """Which check ``torch.cuda.is_available()`` makes here, read from the environment now.
+
+    torch (``torch/cuda/__init__.py``) uses NVML only when ``PYTORCH_NVML_BASED_CUDA_CHECK``
+    is exactly ``"1"``; otherwise it calls the CUDA runtime's ``cudaGetDeviceCount``.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(NVML_CHECK_VAR)
+    if value == "1":
+        note = (
+            "set to 1: is_available() asks NVML for the device count (does not initialise "
+            "CUDA, so a later fork can still use it), falling back to cudaGetDeviceCount if "
+            "NVML fails"
+        )
+    else:
+        note = (
+            f"{'unset' if value is None else 'not 1'}: is_available() calls the CUDA runtime's "
+            "cudaGetDeviceCount (initialises the driver; no context is created, but a process "
+            "forked later cannot use CUDA). NVML is used only when this is 1"
+        )
+    return EnvFact("CUDA", NVML_CHECK_VAR, "unset" if value is None else value, note)
 
 
 def _why_no_cuda() -> str:
@@ -167,4 +216,471 @@ def collect_environment() -> list[EnvFact]:
         *nvml,
         *_cpu_facts(),
         *_reproducibility_facts(),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Live demos in a fresh Python process
+# --------------------------------------------------------------------------------------------
+
+SUBPROCESS_TIMEOUT_S = 240.0
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """One command run in a child process.
+
+    Attributes:
+        command: the command as a shell would show it (what the page prints as code).
+        returncode: the exit status, ``None`` when it could not run or timed out.
+        stdout, stderr: its output (text).
+        seconds: wall-clock time.
+        error: ``None``, or why it did not finish ("timed out after 240 s", an OSError).
+    """
+
+    command: str
+    returncode: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+
+def _child_env(updates: Mapping[str, str | None]) -> dict[str, str]:
+    env = dict(os.environ)
+    for name, value in updates.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def run_python(
+    args: list[str],
+    command: str,
+    env_updates: Mapping[str, str | None] | None = None,
+    timeout: float = SUBPROCESS_TIMEOUT_S,
+) -> CommandRun:
+    """Run ``sys.executable *args`` with ``env_updates`` applied (``None`` removes a variable).
+
+    Never raises for a failing child: a timeout or OSError comes back in ``error``.
+
+    Raises:
+        ValueError: ``timeout`` not positive.
+    """
+    if not timeout > 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, *args],
+            env=_child_env(env_updates or {}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return CommandRun(
+            command, None, "", "", time.perf_counter() - start, f"timed out after {timeout:g} s"
+        )
+    except OSError as error:
+        return CommandRun(command, None, "", "", time.perf_counter() - start, str(error))
+    return CommandRun(
+        command, done.returncode, done.stdout, done.stderr, time.perf_counter() - start
+    )
+
+
+def collect_env_report(timeout: float = SUBPROCESS_TIMEOUT_S) -> CommandRun:
+    """``python -m torch.utils.collect_env`` (notes 002:1289-1330), run now. Takes seconds."""
+    return run_python(
+        ["-m", "torch.utils.collect_env"], "python -m torch.utils.collect_env", timeout=timeout
+    )
+
+
+#: The notes' GPU choice (004:32-34, in a script; 004:36, on the command line), verbatim.
+NOTES_VISIBLE_DEVICES_REF = "004:32-34"
+NOTES_VISIBLE_DEVICES_CODE = (
+    "import os\n"
+    "# GPU号默认是从0开始，按照顺序，优先使用0号设备,然后使用1号设备\n"
+    "os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\n"
+)
+NOTES_VISIBLE_DEVICES_SHELL_REF = "004:36"
+NOTES_VISIBLE_DEVICES_SHELL = "CUDA_VISIBLE_DEVICES=0,1 python train.py"
+
+COUNT_CODE = "import torch; print(torch.cuda.device_count())"
+IN_SCRIPT_CODE = (
+    "import os; os.environ['CUDA_VISIBLE_DEVICES'] = '-1'; "
+    "import torch; print(torch.cuda.device_count())"
+)
+TOO_LATE_CODE = (
+    "import os, torch; "
+    "x = torch.zeros(1, device='cuda') if torch.cuda.is_available() else None; "
+    "os.environ['CUDA_VISIBLE_DEVICES'] = '-1'; print(torch.cuda.device_count())"
+)
+
+
+@dataclass(frozen=True)
+class VisibleDevicesCase:
+    """One child process of the ``CUDA_VISIBLE_DEVICES`` demo.
+
+    Attributes:
+        label: what the case shows.
+        setting: the variable's value in the child's environment (``None``: as inherited).
+        run: the child's :class:`CommandRun`; ``count`` is what it printed (last integer).
+    """
+
+    label: str
+    setting: str | None
+    run: CommandRun
+
+    @property
+    def count(self) -> int | None:
+        try:
+            return int(self.run.stdout.split()[-1])
+        except (IndexError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class VisibleDevicesDemo:
+    """Every case, the parent's own device count, and the sentence the page prints."""
+
+    cases: tuple[VisibleDevicesCase, ...]
+    parent_count: int
+    explanation: str
+
+
+def _shell(setting: str | None, code: str) -> str:
+    prefix = "" if setting is None else f"CUDA_VISIBLE_DEVICES={setting!r} ".replace("'", '"')
+    return f'{prefix}python -c "{code}"'
+
+
+def visible_devices_demo(timeout: float = SUBPROCESS_TIMEOUT_S) -> VisibleDevicesDemo:
+    """Run ``torch.cuda.device_count()`` in fresh processes with different
+    ``CUDA_VISIBLE_DEVICES`` (notes 004:32-36), all at once, and explain what came back.
+
+    Cases: ``-1`` and ``""`` (hide every GPU); the variable set inside the script before torch
+    touches CUDA (the notes' ``os.environ[...]`` way); and set *after* CUDA has initialised
+    (too late: no effect). The baseline is this process's own count (the server's environment).
+    Takes a few seconds (one torch import per case, run in parallel).
+    """
+    inherited = os.environ.get("CUDA_VISIBLE_DEVICES")
+    plan = [
+        ("-1: hide every GPU", "-1", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": "-1"}),
+        ('"" (empty): hide every GPU', "", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": ""}),
+        ("set in the script, before CUDA starts", inherited, IN_SCRIPT_CODE, {}),
+        ("set in the script, after CUDA started", inherited, TOO_LATE_CODE, {}),
+    ]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        futures = [
+            pool.submit(
+                run_python,
+                ["-c", code],
+                _shell(env.get("CUDA_VISIBLE_DEVICES"), code),
+                env,
+                timeout,
+            )
+            for _, _, code, env in plan
+        ]
+        runs = [future.result() for future in futures]
+    cases = tuple(
+        VisibleDevicesCase(label, setting, run)
+        for (label, setting, _, _), run in zip(plan, runs, strict=True)
+    )
+    parent = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return VisibleDevicesDemo(cases, parent, explain_visible_devices(parent, cases))
+
+
+def explain_visible_devices(parent_count: int, cases: tuple[VisibleDevicesCase, ...]) -> str:
+    """The sentence the page prints for the four cases of :func:`visible_devices_demo`."""
+    counts = [case.count for case in cases]
+    if len(counts) != 4 or any(count is None for count in counts):
+        failed = [case.label for case in cases if case.count is None]
+        return (
+            "Some runs printed no device count (" + "; ".join(failed) + "); their output is "
+            "shown below."
+        )
+    minus_one, empty, in_script, too_late = counts
+    if parent_count == 0 and not any(counts):
+        return (
+            "Every count is 0: this machine has no GPU PyTorch can use (this server process "
+            "sees 0 too), so the variable has nothing to hide and the runs cannot show a "
+            "difference. On a machine with N GPUs the -1, empty and in-script runs print 0 "
+            "and the last prints N: CUDA reads CUDA_VISIBLE_DEVICES once, when it "
+            "initialises, and renumbers the GPUs it lists from 0."
+        )
+    hidden = minus_one == 0 and empty == 0 and in_script == 0
+    return (
+        f"This server process sees {parent_count} GPU(s). "
+        + (
+            "With -1, an empty value, or the variable set in the script before any CUDA call, "
+            "a process sees 0: only the listed GPUs exist for CUDA. "
+            if hidden
+            else f"With -1 a process sees {minus_one}, with an empty value {empty}, set in the "
+            f"script {in_script}. "
+        )
+        + f"Set after CUDA had started, it still sees {too_late}: "
+        + (
+            "the variable is read once, when CUDA initialises, so later changes do nothing."
+            if too_late == parent_count
+            else "the late change took effect here."
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The notes say / PyTorch today does
+# --------------------------------------------------------------------------------------------
+
+INIT_SEEDS_CODE = """import random
+
+import numpy as np
+import torch
+
+
+def init_seeds(seed=0):  # the notes' function, verbatim (000:32)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    if seed == 0:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+
+
+def draws():
+    return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+
+init_seeds(1)  # any seed but 0 skips the cuDNN lines
+first = draws()
+init_seeds(1)
+second = draws()
+for name, a, b in zip(("random", "numpy", "torch"), first, second):
+    print(f"{name} repeats after init_seeds(1): {a == b}")
+"""
+
+MANUAL_SEED_CODE = """import torch
+import torch.cuda
+
+calls = []
+original = torch.cuda.manual_seed_all
+torch.cuda.manual_seed_all = lambda seed: (calls.append(seed), original(seed))[1]
+try:
+    torch.manual_seed(123)
+finally:
+    torch.cuda.manual_seed_all = original
+print("torch.manual_seed(123) called torch.cuda.manual_seed_all with:", calls)
+print("docstring:", torch.manual_seed.__doc__.split(".")[0].strip())
+if torch.cuda.is_available():
+    print("torch.cuda.initial_seed():", torch.cuda.initial_seed())
+"""
+
+CUDNN_ONLY_CODE = """import torch
+
+with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True):
+    print("cudnn.deterministic:", torch.backends.cudnn.deterministic)
+    print("use_deterministic_algorithms:", torch.are_deterministic_algorithms_enabled())
+    if torch.cuda.is_available():
+        g = torch.Generator(device="cuda").manual_seed(0)
+        src = torch.randn(2**20, device="cuda", generator=g)
+        index = torch.randint(0, 8, (2**20,), device="cuda", generator=g)
+        runs = [torch.zeros(8, device="cuda").index_add_(0, index, src) for _ in range(5)]
+        print("5 index_add_ runs bit-identical:", all(torch.equal(runs[0], r) for r in runs))
+"""
+
+DEVICE_ORDER_CODE = """import os
+
+import torch
+
+print("CUDA_DEVICE_ORDER:", os.environ.get("CUDA_DEVICE_ORDER", "unset"))
+print("torch.device('cuda').index:", torch.device("cuda").index)
+if torch.cuda.is_available():
+    print("current device:", torch.cuda.current_device())
+    print("a new tensor on 'cuda' lands on:", torch.zeros(1, device="cuda").device)
+"""
+
+COLLECT_ENV_CODE = """import importlib.util
+from pathlib import Path
+
+spec = importlib.util.find_spec("torch.utils.collect_env")
+print("importable as:", spec.name if spec else None)
+print("has main():", spec is not None and "def main(" in Path(spec.origin).read_text())
+"""
+
+
+def _init_seeds_callout() -> NotesCallout:
+    run = run_live(INIT_SEEDS_CODE)
+    repeats = {line.split()[0]: line.endswith("True") for line in run.output.splitlines() if line}
+    if run.raised or set(repeats) != {"random", "numpy", "torch"}:
+        today = f"The check did not run as expected: {run.error or run.output!r}."
+    else:
+        unseeded = [name for name in ("random", "numpy") if not repeats[name]]
+        today = (
+            (
+                f"Only torch's draws repeat; {' and '.join(unseeded)} do not, because "
+                "init_seeds never seeds them (augmentations and samplers often draw from "
+                "them). "
+                if unseeded and repeats["torch"]
+                else f"Draws that repeat: {[n for n, r in repeats.items() if r]}. "
+            )
+            + "torch.manual_seed already seeds every CUDA device, so the two cuda lines are "
+            "redundant, and the cuDNN switches are set only when seed == 0: with any other "
+            "seed cuDNN may still pick nondeterministic algorithms. The app's seed_everything "
+            "seeds all three generators and takes the cuDNN switches as a separate option."
+        )
+    return NotesCallout(
+        key="init_seeds_torch_only",
+        title="init_seeds seeds torch only, and cuDNN only for seed 0",
+        ref=NotesRef.parse("000:32"),
+        quote_zh="def init_seeds(seed=0):\\n torch.manual_seed(seed)\\n "
+        "torch.cuda.manual_seed(seed)\\n torch.cuda.manual_seed_all(seed)\\n if seed == 0:",
+        gloss_en="A seeding helper: seed torch on the CPU, on the current GPU and on all "
+        "GPUs; only if the seed is 0, also make cuDNN deterministic.",
+        verdict="incomplete",
+        today=today,
+        run=run,
+    )
+
+
+def _manual_seed_callout() -> NotesCallout:
+    run = run_live(MANUAL_SEED_CODE)
+    first = run.output.splitlines()[0] if run.output else ""
+    if run.raised:
+        today = f"The check raised: {run.error}."
+    elif first.endswith("[123]"):
+        today = (
+            "torch.manual_seed seeds every device, not only the CPU: it called "
+            'torch.cuda.manual_seed_all(123) itself (and its docstring says "on all '
+            "devices\"). The notes' next line, torch.cuda.manual_seed_all(0), is harmless but "
+            "redundant."
+        )
+    else:
+        today = (
+            "In this torch, torch.manual_seed did not call torch.cuda.manual_seed_all "
+            f"({first}); seed CUDA separately as the notes do."
+        )
+    return NotesCallout(
+        key="manual_seed_cpu_only",
+        title="torch.manual_seed is not just for the CPU",
+        ref=NotesRef.parse("004:20"),
+        quote_zh="torch.manual_seed(0)# 为 CPU 设置种子用于生成随机数",
+        gloss_en="torch.manual_seed(0) sets the seed of the CPU's random number generator.",
+        verdict="incomplete",
+        today=today,
+        run=run,
+    )
+
+
+def _cudnn_only_callout(ops_count: int) -> NotesCallout:
+    run = run_live(CUDNN_ONLY_CODE)
+    lines = dict(line.split(": ", 1) for line in run.output.splitlines() if ": " in line)
+    if run.raised:
+        today = f"The check raised: {run.error}."
+    elif lines.get("use_deterministic_algorithms") == "False":
+        today = (
+            "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() "
+            "False: it only steers cuDNN's convolution algorithms. Of the "
+            f"{ops_count} operations that torch.use_deterministic_algorithms' docstring says "
+            "it makes deterministic, the rest (scatter_add_ and index_add on CUDA among them) "
+            "stay nondeterministic until torch.use_deterministic_algorithms(True). "
+        )
+        if "5 index_add_ runs bit-identical" in lines:
+            same = lines["5 index_add_ runs bit-identical"] == "True"
+            today += "On this GPU, five index_add_ runs of the same input " + (
+                "happened to agree bit for bit this time." if same else "disagreed."
+            )
+        else:
+            today += "There is no GPU here, so the CUDA run is skipped."
+    else:
+        today = (
+            "In this torch, setting cudnn.deterministic also turned on "
+            "use_deterministic_algorithms."
+        )
+    return NotesCallout(
+        key="cudnn_deterministic_not_enough",
+        title="cudnn.deterministic plus a seed is not the whole recipe",
+        ref=NotesRef.parse("004:22"),
+        quote_zh="如果配合上设置 Torch 的随机种子为固定值的话，应该可以保证每次运行网络的时候相同"
+        "输入的输出是固定的",
+        gloss_en="Together with a fixed torch seed, this should guarantee that the same input "
+        "gives the same output every time the network runs.",
+        verdict="incomplete",
+        today=today,
+        run=run,
+    )
+
+
+def _device_order_callout() -> NotesCallout:
+    run = run_live(DEVICE_ORDER_CODE)
+    if run.raised:
+        today = f"The check raised: {run.error}."
+    elif "torch.device('cuda').index: None" in run.output:
+        today = (
+            "PyTorch does not move on to GPU 1 when GPU 0 is busy or full: torch.device('cuda') "
+            "has no index and means the current device, cuda:0 unless torch.cuda.set_device "
+            "says otherwise. A second GPU is used only when you put tensors or a model there "
+            "(or use DistributedDataParallel). The visible GPUs are renumbered from 0 in the "
+            "order CUDA_VISIBLE_DEVICES lists them, and CUDA numbers GPUs fastest first unless "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID, so cuda:0 need not be nvidia-smi's GPU 0."
+        )
+    else:
+        today = f"torch.device('cuda') carries an index here: {run.output!r}."
+    return NotesCallout(
+        key="cuda_visible_devices_order",
+        title="GPU 0 first, then GPU 1? No: one current device",
+        ref=NotesRef.parse("004:33"),
+        quote_zh="GPU号默认是从0开始，按照顺序，优先使用0号设备,然后使用1号设备",
+        gloss_en="GPU numbers start at 0 and follow the order: device 0 is used first, then "
+        "device 1.",
+        verdict="wrong",
+        today=today,
+        run=run,
+    )
+
+
+def _collect_env_callout() -> NotesCallout:
+    run = run_live(COLLECT_ENV_CODE)
+    if not run.raised and "importable as: torch.utils.collect_env" in run.output:
+        today = (
+            "No need to find site-packages: collect_env is a module of the installed torch, "
+            "so `python -m torch.utils.collect_env` runs it from any directory (the button "
+            "below does, live)."
+        )
+    else:
+        today = f"torch.utils.collect_env is not importable here: {run.error or run.output!r}."
+    return NotesCallout(
+        key="collect_env_path",
+        title="collect_env: no need to cd into site-packages",
+        ref=NotesRef.parse("002:1289"),
+        quote_zh="进入以下路径，运行命令python collect_env.py，便可获取当前的环境信息",
+        gloss_en="Go to the following path and run `python collect_env.py` to get the "
+        "current environment information.",
+        verdict="out of date",
+        today=today,
+        run=run,
+    )
+
+
+def notes_callouts() -> list[NotesCallout]:
+    """Where the notes' seeding and GPU-choice advice is wrong or dated, checked live."""
+    from core.seeding import deterministic_ops
+
+    try:
+        ops_count = len(deterministic_ops().made_deterministic)
+    except ValueError:
+        ops_count = 0
+    return [
+        _init_seeds_callout(),
+        _manual_seed_callout(),
+        _cudnn_only_callout(ops_count),
+        _device_order_callout(),
+        _collect_env_callout(),
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from importlib import metadata
@@ -13,7 +14,7 @@ import pytest
 import torch
 import torchvision
 
-from core import environment
+from core import environment, seeding
 from core.environment import (
     NOT_AVAILABLE,
     EnvFact,
@@ -21,6 +22,7 @@ from core.environment import (
     collect_environment,
     nvml_driver_version,
 )
+from core.notes import NotesCallout, NotesRef, normalise_notes_text, notes_lines, quote_is_at
 
 REQUIRED = [
     ("Versions", "torch.__version__"),
@@ -211,3 +213,198 @@ class TestNvml:
     def test_live_without_driver(self):
         version, reason = nvml_driver_version()
         assert version is None and reason
+
+
+# ------------------------------------------------------------------------------------------
+# torch.cuda.is_available(): NVML only with PYTORCH_NVML_BASED_CUDA_CHECK=1 (issue 11 §2)
+# ------------------------------------------------------------------------------------------
+
+
+class TestCudaCheck:
+    def test_docstring_no_longer_claims_nvml_by_default(self):
+        doc = " ".join(available_devices.__doc__.split())
+        assert "NVML where it can" not in doc
+        assert "PYTORCH_NVML_BASED_CUDA_CHECK=1" in doc
+        assert "cudaGetDeviceCount" in doc
+
+    def test_installed_torch_gates_nvml_on_the_variable(self):
+        source = inspect.getsource(torch.cuda.is_available)
+        assert "_nvml_based_avail()" in source
+        assert 'os.getenv("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"' in inspect.getsource(
+            torch.cuda._nvml_based_avail
+        )
+
+    @pytest.mark.skipif(not torch.cuda._is_compiled(), reason="a CPU-only torch never asks")
+    @pytest.mark.parametrize(
+        ("value", "expected"), [(None, "runtime"), ("0", "runtime"), ("1", "nvml")]
+    )
+    def test_which_check_runs(self, monkeypatch, value, expected):
+        calls = []
+        monkeypatch.setattr(torch._C, "_cuda_getDeviceCount", lambda: calls.append("runtime") or 0)
+        monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: calls.append("nvml") or 0)
+        monkeypatch.setattr(torch.cuda, "_cached_device_count", None)
+        monkeypatch.setattr(torch.cuda, "_initialized", False)
+        if value is None:
+            monkeypatch.delenv(environment.NVML_CHECK_VAR, raising=False)
+        else:
+            monkeypatch.setenv(environment.NVML_CHECK_VAR, value)
+        assert torch.cuda.is_available() is False
+        assert calls[0] == expected
+        fact = environment.cuda_check_fact()
+        assert fact.value == ("unset" if value is None else value)
+        if expected == "nvml":
+            assert fact.note.startswith("set to 1: is_available() asks NVML")
+        else:
+            assert "calls the CUDA runtime's cudaGetDeviceCount" in fact.note
+            assert "NVML is used only when this is 1" in fact.note
+
+    def test_fact_is_in_the_panel(self, monkeypatch):
+        monkeypatch.setenv(environment.NVML_CHECK_VAR, "1")
+        rows = by_name(collect_environment())
+        assert rows["CUDA", environment.NVML_CHECK_VAR].value == "1"
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+        assert by_name(collect_environment())["CUDA", "CUDA_VISIBLE_DEVICES"].value == "3"
+
+
+# ------------------------------------------------------------------------------------------
+# CUDA_VISIBLE_DEVICES and collect_env, in fresh processes
+# ------------------------------------------------------------------------------------------
+
+
+def fake_case(label: str, count: int | None) -> environment.VisibleDevicesCase:
+    run = environment.CommandRun("cmd", 0, "" if count is None else f"{count}\n", "", 0.1)
+    return environment.VisibleDevicesCase(label, None, run)
+
+
+class TestVisibleDevices:
+    def test_live_demo(self):
+        demo = environment.visible_devices_demo()
+        assert [case.label for case in demo.cases] == [
+            "-1: hide every GPU",
+            '"" (empty): hide every GPU',
+            "set in the script, before CUDA starts",
+            "set in the script, after CUDA started",
+        ]
+        assert all(case.run.ok for case in demo.cases), [c.run.stderr for c in demo.cases]
+        counts = [case.count for case in demo.cases]
+        assert counts[:3] == [0, 0, 0]  # hidden, whatever the machine has
+        assert counts[3] == demo.parent_count  # too late: no effect
+        assert demo.cases[0].run.command == (
+            'CUDA_VISIBLE_DEVICES="-1" python -c "import torch; print(torch.cuda.device_count())"'
+        )
+        assert demo.cases[1].run.command.startswith('CUDA_VISIBLE_DEVICES="" python -c')
+        if demo.parent_count == 0:
+            assert demo.explanation.startswith("Every count is 0: this machine has no GPU")
+        else:
+            assert "the variable is read once, when CUDA initialises" in demo.explanation
+
+    def test_explanations(self):
+        cases = tuple(fake_case(str(i), n) for i, n in enumerate([0, 0, 0, 2]))
+        text = environment.explain_visible_devices(2, cases)
+        assert text.startswith("This server process sees 2 GPU(s).")
+        assert "a process sees 0" in text and "still sees 2" in text
+        assert "later changes do nothing" in text
+        late = tuple(fake_case(str(i), n) for i, n in enumerate([0, 0, 0, 0]))
+        assert "the late change took effect" in environment.explain_visible_devices(2, late)
+        broken = (fake_case("a", None), *cases[1:])
+        assert environment.explain_visible_devices(2, broken).startswith(
+            "Some runs printed no device count (a)"
+        )
+
+    def test_run_python_reports_failures(self):
+        run = environment.run_python(["-c", "import sys; sys.exit(3)"], "exit 3", timeout=60)
+        assert (run.returncode, run.ok, run.error) == (3, False, None)
+        slow = environment.run_python(["-c", "import time; time.sleep(5)"], "sleep", timeout=0.5)
+        assert slow.error == "timed out after 0.5 s" and not slow.ok
+        with pytest.raises(ValueError, match="timeout must be positive, got 0"):
+            environment.run_python(["-c", "pass"], "x", timeout=0)
+
+    def test_env_updates(self, monkeypatch):
+        monkeypatch.setenv("TP_TEST_VAR", "kept")
+        code = "import os; print(os.environ.get('TP_TEST_VAR'), os.environ.get('TP_NEW'))"
+        run = environment.run_python(
+            ["-c", code], "x", {"TP_TEST_VAR": None, "TP_NEW": "1"}, timeout=60
+        )
+        assert run.stdout.split() == ["None", "1"]
+
+    def test_notes_code_is_verbatim(self):
+        ref = NotesRef.parse(environment.NOTES_VISIBLE_DEVICES_REF)
+        assert normalise_notes_text(environment.NOTES_VISIBLE_DEVICES_CODE) == notes_lines(ref)
+        shell = NotesRef.parse(environment.NOTES_VISIBLE_DEVICES_SHELL_REF)
+        assert notes_lines(shell) == environment.NOTES_VISIBLE_DEVICES_SHELL
+
+
+class TestCollectEnv:
+    def test_live_report(self):
+        report = environment.collect_env_report()
+        assert report.ok, report.stderr
+        assert report.command == "python -m torch.utils.collect_env"
+        assert f"PyTorch version: {torch.__version__}" in report.stdout
+        assert f"Is CUDA available: {torch.cuda.is_available()}" in report.stdout
+
+
+# ------------------------------------------------------------------------------------------
+# The notes say / PyTorch today does
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def callouts() -> dict[str, NotesCallout]:
+    saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    result = {callout.key: callout for callout in environment.notes_callouts()}
+    assert (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark) == saved
+    return result
+
+
+class TestCallouts:
+    def test_keys_refs_and_verdicts(self, callouts):
+        assert {key: (str(c.ref), c.verdict) for key, c in callouts.items()} == {
+            "init_seeds_torch_only": ("000:32", "incomplete"),
+            "manual_seed_cpu_only": ("004:20", "incomplete"),
+            "cudnn_deterministic_not_enough": ("004:22", "incomplete"),
+            "cuda_visible_devices_order": ("004:33", "wrong"),
+            "collect_env_path": ("002:1289", "out of date"),
+        }
+        for callout in callouts.values():
+            assert quote_is_at(callout.quote_zh, callout.ref), callout.key
+
+    def test_init_seeds(self, callouts):
+        callout = callouts["init_seeds_torch_only"]
+        assert not callout.run.raised
+        assert callout.run.output.splitlines() == [
+            "random repeats after init_seeds(1): False",
+            "numpy repeats after init_seeds(1): False",
+            "torch repeats after init_seeds(1): True",
+        ]
+        assert callout.today.startswith("Only torch's draws repeat; random and numpy do not")
+        assert "only when seed == 0" in callout.today
+
+    def test_manual_seed(self, callouts):
+        callout = callouts["manual_seed_cpu_only"]
+        assert callout.run.output.splitlines()[0].endswith("with: [123]")
+        assert "on all devices" in callout.run.output
+        assert callout.today.startswith("torch.manual_seed seeds every device, not only the CPU")
+
+    def test_cudnn_is_not_enough(self, callouts):
+        callout = callouts["cudnn_deterministic_not_enough"]
+        assert "use_deterministic_algorithms: False" in callout.run.output
+        count = len(seeding.deterministic_ops().made_deterministic)
+        assert callout.today.startswith(
+            "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() False"
+        )
+        assert f"Of the {count} operations" in callout.today
+        if not torch.cuda.is_available():
+            assert callout.today.endswith("There is no GPU here, so the CUDA run is skipped.")
+
+    def test_device_order(self, callouts):
+        callout = callouts["cuda_visible_devices_order"]
+        assert "torch.device('cuda').index: None" in callout.run.output
+        assert callout.today.startswith("PyTorch does not move on to GPU 1")
+
+    def test_collect_env(self, callouts):
+        callout = callouts["collect_env_path"]
+        assert callout.run.output.splitlines() == [
+            "importable as: torch.utils.collect_env",
+            "has main(): True",
+        ]
+        assert "`python -m torch.utils.collect_env` runs it from any directory" in callout.today

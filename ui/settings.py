@@ -11,15 +11,18 @@ from core.seeding import MAX_SEED, seed_everything
 
 DEVICE_KEY = "sidebar.device"
 SEED_KEY = "sidebar.seed"
+CUDNN_KEY = "sidebar.cudnn_deterministic"
 DEFAULT_SEED = 0
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What the sidebar decided for this run: the torch device string and the global seed."""
+    """What the sidebar decided for this run: the torch device string, the global seed, and
+    whether the notes' cuDNN switches (deterministic=True, benchmark=False) are on."""
 
     device: str
     seed: int
+    cudnn_deterministic: bool = False
 
 
 def render_sidebar() -> Settings:
@@ -42,11 +45,21 @@ def render_sidebar() -> Settings:
             key=SEED_KEY,
             help="Seeds random, numpy and torch (CPU and CUDA) at the start of every run.",
         )
+        cudnn = st.toggle(
+            "cuDNN deterministic",
+            value=False,
+            key=CUDNN_KEY,
+            help="The notes' switches (004:23, 004:26): torch.backends.cudnn.deterministic = "
+            "True and benchmark = False, applied with the seed at the start of every run. "
+            "Slower convolutions on a GPU; no effect on the CPU. Off restores PyTorch's "
+            "defaults. See Home for what it does and does not cover.",
+        )
         if len(devices) == 1:
             st.caption("No CUDA device found: everything runs on the CPU.")
-    # The one place where the seed is applied: every rerun starts from the same RNG state.
-    seed_everything(int(seed))
-    return Settings(device=str(device), seed=int(seed))
+    # The one place where the seed (and the cuDNN switches, which like the generators are
+    # process-wide) is applied: every rerun starts from the same state.
+    seed_everything(int(seed), cudnn_deterministic=bool(cudnn))
+    return Settings(device=str(device), seed=int(seed), cudnn_deterministic=bool(cudnn))
 
 
 def current_settings() -> Settings:
@@ -56,4 +69,5 @@ def current_settings() -> Settings:
     if device not in devices:  # e.g. a stale cuda:N after the GPU disappeared
         device = devices[0]
     seed = int(st.session_state.get(SEED_KEY, DEFAULT_SEED))
-    return Settings(device=device, seed=seed)
+    cudnn = bool(st.session_state.get(CUDNN_KEY, False))
+    return Settings(device=device, seed=seed, cudnn_deterministic=cudnn)
