@@ -11,6 +11,8 @@ from core import indexing as ix
 from core.indexing_plots import trace_figures
 from core.notes import LiveRun, NotesCallout, cite
 from ui.code import show_code
+from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
+from ui.indexing_notes_demos import render_notes_demos
 from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
@@ -270,10 +272,12 @@ st.caption(
     "classic pitfalls."
 )
 settings = current_settings()
-keep_widget_state(f"{K}.{name}" for name in KEPT)
+keep_widget_state([*(f"{K}.{name}" for name in KEPT), *NOTES_DEMO_KEYS])
 _init_state()
 
-tab_gs, tab_ix, tab_pit = st.tabs(["gather & scatter_", "x[...] indexing", "8 pitfalls"])
+tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
+    ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"]
+)
 
 with tab_gs:
     c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1.2])
@@ -499,5 +503,6 @@ with tab_pit:
     show_code(demo.snippet)
     for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
         notes_callout(_callouts()[callout_key])
-    # The notes' other indexing lessons (ui/indexing_notes_demos.render_notes_demos) go here,
-    # after the pitfalls.
+
+with tab_notes:
+    render_notes_demos()
