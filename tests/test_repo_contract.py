@@ -22,6 +22,8 @@ def test_readme_opens_with_install_run_and_test_commands():
     assert "requirements.txt" in install_and_run
     assert "requirements-dev.txt" in install_and_test and install_and_test.endswith("pytest")
     assert "chromium" in install_and_test
+    # The notes' quotes are Chinese: without a CJK font the screenshots show empty boxes.
+    assert "fonts-noto-cjk" in install_and_test
 
 
 def test_ci_runs_the_readme_test_command():
