@@ -272,9 +272,12 @@ def _active_blocks(snapshot: list[dict[str, Any]]) -> dict[int, tuple[int, str, 
     a ``memory_snapshot()``-shaped list (the simulator's or torch's)."""
     blocks: dict[int, tuple[int, str, int]] = {}
     for segment in snapshot:
+        address = int(segment["address"])
         for block in segment.get("blocks", []):
+            block_address = int(block.get("address", address))  # blocks lie back to back
+            address = block_address + int(block["size"])
             if str(block.get("state", "")).startswith("active"):
-                blocks[int(block["address"])] = (
+                blocks[block_address] = (
                     int(segment["address"]),
                     str(segment.get("segment_type", "")),
                     int(segment["total_size"]),
