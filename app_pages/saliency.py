@@ -12,8 +12,10 @@ import torch
 
 from core import models as M
 from core import saliency as S
+from core.notes import cite
 from ui.code import show_code
 from ui.image_input import image_input
+from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -29,7 +31,7 @@ settings = current_settings()
 keep_widget_state(
     f"saliency.{name}"
     for name in (
-        "model_source", "model", "architecture", "target_mode", "target_class", "method",
+        "model_source", "model", "architecture", "target_mode", "target_class", "recipe", "method",
         "objective", "reduce", "n", "sigma", "steps", "baseline", "percentile", "alpha",
         "colormap", "sanity_layers",
     )
@@ -63,6 +65,12 @@ def _custom_model(
     return _warmed(
         M.load_custom_model(_data, filename=filename, architecture=architecture, device=device)
     )
+
+
+@st.cache_resource(show_spinner=False)
+def _callouts() -> list:
+    # Live runs of the notes checks, once per process (NotesCallout is frozen).
+    return S.notes_callouts()
 
 
 def _fail(message: str, hint: str) -> None:
@@ -208,29 +216,51 @@ with col_target:
         )
     st.caption(f"Explaining class {target}: **{loaded.categories[target]}**")
 
-    method = st.selectbox(
-        "Method",
-        list(S.METHODS),
-        format_func=S.METHODS.get,
-        key="saliency.method",
-    )
-    c1, c2 = st.columns(2)
-    objective = c1.radio(
-        "Objective",
-        list(S.OBJECTIVES),
-        format_func={
-            "logit": "class score (Simonyan)",
-            "loss": "cross-entropy loss (notes)",
-        }.get,
-        key="saliency.objective",
-    )
-    reduce = c2.radio(
-        "Channel reduction",
-        list(S.REDUCTIONS),
-        format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
-        key="saliency.reduce",
+    recipe = st.radio(
+        "Recipe",
+        list(S.RECIPES),
+        format_func=S.RECIPES.get,
+        key="saliency.recipe",
+        help="The notes' recipe is the code in the notes (000:2), reproduced exactly: "
+        "vanilla gradient of the loss, sum of |grad| over R, G, B, then "
+        "cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8.",
     )
     n, sigma, steps, baseline = 25, 0.15, 32, "black"
+    if recipe == "notes":
+        method, objective, reduce = "vanilla", "loss", "sum"
+        st.caption(
+            f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss.backward() on the "
+            "cross-entropy for the explained class (the notes leave target_loss open), "
+            "sum of |x.grad| over channels, P1..P99 stretched to 0..255 and clipped, "
+            "np.uint8 truncation. Method, objective and scaling are fixed to theirs."
+        )
+    else:
+        st.caption(
+            "The default. It explains the class score itself and never divides by zero; "
+            "the tab 'The notes' recipe' measures how far the notes' recipe is from it."
+        )
+        method = st.selectbox(
+            "Method",
+            list(S.METHODS),
+            format_func=S.METHODS.get,
+            key="saliency.method",
+        )
+        c1, c2 = st.columns(2)
+        objective = c1.radio(
+            "Objective",
+            list(S.OBJECTIVES),
+            format_func={
+                "logit": "class score (Simonyan)",
+                "loss": "cross-entropy loss (notes)",
+            }.get,
+            key="saliency.objective",
+        )
+        reduce = c2.radio(
+            "Channel reduction",
+            list(S.REDUCTIONS),
+            format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
+            key="saliency.reduce",
+        )
     if method == "smoothgrad":
         n = st.slider("Noisy samples n", 1, 50, 25, key="saliency.n")
         sigma = st.slider(
@@ -242,7 +272,13 @@ with col_target:
         baseline = st.radio("Baseline", list(S.BASELINES), horizontal=True, key="saliency.baseline")
 
 c1, c2, c3 = st.columns(3)
-percentile = c1.slider("Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile")
+if recipe == "notes":
+    percentile = S.NOTES_PERCENTILE
+    c1.caption(f"Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)")
+else:
+    percentile = c1.slider(
+        "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile"
+    )
 alpha = c2.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha")
 colormap = c3.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap")
 
@@ -282,15 +318,28 @@ else:
     bar.empty()
     st.session_state["saliency._result"] = (cache_key, result)
 
-saliency_u8 = S.scale_percentile(result.saliency, percentile)
+comparison = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
+if recipe == "notes" and comparison.notes is not None:
+    saliency_u8 = comparison.notes
+    map_caption = f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss, sum, P1..P99, uint8"
+else:
+    if recipe == "notes":
+        st.warning(
+            f"{comparison.notes_error}. The map below uses the app's scaling instead.",
+            icon=":material/warning:",
+        )
+    saliency_u8 = S.scale_percentile(result.saliency, percentile)
+    map_caption = f"{S.METHODS[method]}, {objective}, {reduce}"
 heat = S.colorize(saliency_u8, colormap)
 picture = S.overlay(view, saliency_u8, alpha, colormap)
 
-tab_map, tab_sanity = st.tabs(["Saliency map", "Sanity check"], key="saliency.tab")
+tab_map, tab_sanity, tab_notes = st.tabs(
+    ["Saliency map", "Sanity check", "The notes' recipe"], key="saliency.tab"
+)
 with tab_map:
     c1, c2, c3 = st.columns(3)
     c1.image(view, caption="What the model sees", width="stretch")
-    c2.image(heat, caption=f"{S.METHODS[method]}, {objective}, {reduce}", width="stretch")
+    c2.image(heat, caption=map_caption, width="stretch")
     c3.image(picture, caption=f"Overlay (alpha {alpha:.2f})", width="stretch")
     d1, d2, _ = st.columns(3)
     d1.download_button(
@@ -357,9 +406,16 @@ with tab_map:
         f"The model gives **{loaded.categories[target]}** a probability of {prob:.3f}. "
         f"Each pixel's brightness is |d {'score' if objective == 'logit' else 'loss'} / d pixel| "
         f"reduced by **{reduce}** over R, G, B.",
-        f"Pixels at or above the {percentile:g}th percentile are drawn at full colour; "
-        f"they hold {share:.1%} of the total saliency. Values are divided by that percentile "
-        "plus 1e-12, so a flat map stays black instead of dividing by zero.",
+        (
+            f"Pixels at or below the 1st percentile ({comparison.p_low:.3g}) are black and "
+            f"pixels at or above the 99th ({comparison.p_high:.3g}) full colour; they hold "
+            f"{share:.1%} of the total saliency. In between, 255 (s - P1) / (P99 - P1) is "
+            "truncated to an integer by np.uint8, as cvglue.scale_min_max and the notes do."
+            if saliency_u8 is comparison.notes
+            else f"Pixels at or above the {percentile:g}th percentile are drawn at full colour; "
+            f"they hold {share:.1%} of the total saliency. Values are divided by that percentile "
+            "plus 1e-12 and rounded, so a flat map stays black instead of dividing by zero."
+        ),
     ]
     if result.completeness is not None:
         total, delta = result.completeness
@@ -449,6 +505,57 @@ with tab_sanity:
         elif stored is not None:
             st.caption("The settings changed since the last run: run the sanity check again.")
 
+with tab_notes:
+    st.markdown(
+        f"**The notes' recipe** ({cite(S.NOTES_RECIPE_REF)}) backpropagates a *loss*, sums "
+        "|x.grad| over R, G, B, and scales with `cvglue.scale_min_max(s, 0, 255, "
+        "percentile=99)`: P1 and P99 (NumPy's default linear percentiles) are stretched to "
+        "0 and 255, values outside are clipped, and `np.uint8` truncates. Choose "
+        "*The notes'* under **Recipe** to see their map, reproduced exactly."
+    )
+    st.subheader("Same map, two scalings", anchor=False)
+    n1, n2 = st.columns(2)
+    n1.image(
+        S.colorize(comparison.app, colormap),
+        caption="The app's: s / (P99 + 1e-12), rounded",
+        width="stretch",
+    )
+    if comparison.notes is None:
+        n2.warning(f"The notes' scaling: {comparison.notes_error}.", icon=":material/warning:")
+        st.caption("The app divides by P99 + 1e-12 instead, so a flat map never divides by zero.")
+    else:
+        n2.image(
+            S.colorize(comparison.notes, colormap),
+            caption="The notes': (s - P1) / (P99 - P1), clipped, truncated",
+            width="stretch",
+        )
+        st.markdown(
+            f"On this map (the current {objective} gradient) P1 = {comparison.p_low:.4g} and "
+            f"P99 = {comparison.p_high:.4g}. The two scalings differ by up to "
+            f"**{comparison.max_diff} grey levels** (mean {comparison.mean_diff:.2f}; "
+            f"{comparison.share_differing:.1%} of the pixels differ): the notes subtract P1 "
+            f"({comparison.p_low / comparison.p_high:.1%} of P99) and truncate, the app does "
+            "not subtract and rounds."
+        )
+    st.subheader("Why the app's recipe is the default", anchor=False)
+    p_target = float(torch.softmax(result.logits, 0)[int(target)])
+    st.markdown(
+        "- **Objective.** The class score's gradient explains the class itself (Simonyan et "
+        "al.). The cross-entropy loss's gradient is -(1 - p) times that gradient plus the "
+        "other classes' score gradients weighted by their probabilities: here p = "
+        f"{p_target:.3f}, so the explained class contributes with weight {1 - p_target:.3f} "
+        "and the rest comes from the competitors; the more confident the model, the more the "
+        "loss map is about the other classes.\n"
+        "- **Scaling.** Dividing by P99 + 1e-12 keeps zero gradient black and is defined for "
+        "every map; `cvglue.scale_min_max` divides by P99 - P1, which is zero when the "
+        "middle 98% of the map has one value (a flat map gives 0 / 0 = NaN), and truncation "
+        "sits half a grey level below rounding on average.\n"
+        "- The notes' recipe stays one click away under **Recipe**, reproduced bit for bit."
+    )
+    st.subheader("What the notes say, and what PyTorch does", anchor=False)
+    for callout in _callouts():
+        notes_callout(callout)
+
 show_code(
     S.snippet_for(
         method,
@@ -467,5 +574,8 @@ show_code(
         colormap=colormap,
         device=loaded.device,
         seed=settings.seed,
+        recipe=recipe,
     )
 )
+if recipe == "notes":
+    notes_citation(S.NOTES_RECIPE_REF, verbatim=False)

@@ -676,8 +676,9 @@ def cvglue_scale_min_max(
     if hi == lo:
         raise ValueError(
             f"the notes' scaling is undefined for this map: P{percentile:g} == "
-            f"P{100.0 - percentile:g} == {float(hi):.6g} (at least {2 * (100 - percentile):g}% "
-            "of its values are equal), so cvglue.scale_min_max would divide by zero and give NaN"
+            f"P{100.0 - percentile:g} == {float(hi):.6g} (the middle {2 * percentile - 100:g}% "
+            "of its values are all equal), so cvglue.scale_min_max would divide by zero and give "
+            "NaN"
         )
     scaled = (max_v - min_v) * (a - lo) / (hi - lo) + min_v
     return np.clip(scaled, min_v, max_v)

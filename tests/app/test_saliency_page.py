@@ -200,3 +200,62 @@ def test_preprocessing_pictures_and_downloads_are_shown(open_page):
     assert any("(pixel - 127) / 128" in m.value for m in at.markdown)
     assert len(at.get("image")) >= 3  # original, map and overlay side by side
     assert len(at.get("download_button")) == 2  # map and overlay as PNG
+
+
+def test_recipes_default_and_the_notes(open_page):
+    from core import saliency as S
+    from core.images import load_sample
+    from core.models import load_model
+
+    at = open_page("saliency")
+    assert not at.exception and not at.error, errors(at)
+    assert at.radio(key="saliency.recipe").value == "app"
+    assert any(c.value.startswith("The default. It explains the class score") for c in at.caption)
+    # the notes tab measures both scalings of the map the page computed (class score, sum)
+    lite0 = load_model("efficientnet_lite0", device="cpu")
+    x = lite0.preprocess(load_sample("chelsea.png").rgb)
+    score_map = S.vanilla_saliency(lite0.model, x, 285, objective="logit", reduce="sum")
+    expected = S.compare_scalings(score_map)
+    assert expected.max_diff is not None and expected.max_diff > 0
+    assert any(f"up to **{expected.max_diff} grey levels**" in m.value for m in at.markdown)
+    assert any("Why the app's recipe is the default" in s.value for s in at.subheader)
+    assert any("weight 0.2" in m.value for m in at.markdown)  # 1 - p for p = 0.78
+    # the retain_grad callout, quoted from the notes
+    assert any("retain_grad()" in t.value and "backward()" in t.value for t in at.text)
+    assert any(t.value.startswith("The first half is right") for t in at.text)
+
+    at.selectbox(key="saliency.method").select("grad_x_input").run()
+    at.radio(key="saliency.recipe").set_value("notes").run()
+    assert not at.exception and not at.error, errors(at)
+    with pytest.raises(KeyError):
+        at.selectbox(key="saliency.method")  # fixed by the notes' recipe, not drawn
+    assert any("The notes' recipe (notes 000:2)" in c.value for c in at.caption)
+    assert any("truncated to an integer by np.uint8" in m.value for m in at.markdown)
+    snippet = at.get("code")[-1].value
+    assert "loss.backward()" in snippet and "np.uint8(saliency_map[0]" in snippet
+    assert any("A variation of the notes 000:2 example" in c.value for c in at.caption)
+    loss_map = S.vanilla_saliency(lite0.model, x, 285, objective="loss", reduce="sum")
+    notes_side = S.compare_scalings(loss_map)
+    assert any(f"up to **{notes_side.max_diff} grey levels**" in m.value for m in at.markdown)
+
+    at.radio(key="saliency.recipe").set_value("app").run()
+    assert not at.exception and not at.error, errors(at)
+    assert at.selectbox(key="saliency.method").value == "grad_x_input"  # kept while hidden
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit.script is deprecated
+def test_notes_recipe_on_a_flat_map_warns_and_falls_back(open_page):
+    class Linear(nn.Module):
+        # logits = w * mean(x): the input gradient is the same at every pixel (a flat map)
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            w = torch.linspace(-1.0, 1.0, 1000)
+            return x.mean(dim=(1, 2, 3)).unsqueeze(1) * w
+
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(Linear()), buffer)
+    at = upload_model(open_page("saliency"), buffer.getvalue(), "linear.pt")
+    at.radio(key="saliency.recipe").set_value("notes").run()
+    assert not at.exception and not at.error, errors(at)
+    warning = " ".join(w.value for w in at.warning)
+    assert "the notes' scaling is undefined for this map: P99 == P1" in warning
+    assert "uses the app's scaling instead" in warning
