@@ -11,6 +11,11 @@ import streamlit as st
 
 from core.flowfill import (
     MAX_SIDE,
+    NOTES_CLAIM_REF,
+    NOTES_CLAIM_ZH,
+    NOTES_NUMPY_MAX_HOLES,
+    NOTES_NUMPY_METHOD,
+    NOTES_TORCH_METHOD,
     SYNTHETIC_FIELDS,
     FlowCase,
     FlowSpec,
@@ -21,10 +26,16 @@ from core.flowfill import (
     decode_image,
     flow_to_rgb,
     load_flow_file,
+    notes_callouts,
+    notes_numpy_snippet_for,
+    notes_speed_claim,
+    notes_window_sizes,
     snippet_for,
     window_sizes,
 )
+from core.notes import NotesCallout
 from ui.code import show_code
+from ui.notes_callout import notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -59,7 +70,7 @@ keep_widget_state(
     f"flow.{name}"
     for name in (
         "source", "field", "size", "noise", "mask", "fraction", "hole_size", "fb_threshold",
-        "max_window", "per_scale", "notes", "epe_method",
+        "max_window", "per_scale", "notes", "notes_numpy", "epe_method",
     )
 )  # fmt: skip
 
@@ -67,6 +78,12 @@ keep_widget_state(
 @st.cache_data(max_entries=8, show_spinner=False)
 def _built_case(spec: FlowSpec) -> FlowCase:
     return build_flow(spec)
+
+
+@st.cache_resource(show_spinner=False)
+def _callouts() -> list[NotesCallout]:
+    """The notes' claims about this method, each checked by a live run (once per process)."""
+    return notes_callouts()
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -152,6 +169,12 @@ with win_col:
     per_scale = st.toggle("Show what each scale contributes", key="flow.per_scale")
     with_notes = st.toggle("Run the notes' avg_pool2d reference (slow on CPU)", value=True,
                            key="flow.notes")
+    with_numpy = st.toggle(
+        "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
+        help=f"The notes' first version (000:79): a Python loop over the hole pixels, a few "
+        f"hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} hole "
+        "pixels.",
+    )
 
 h, w = SIZES[size]
 spec = FlowSpec(source=source if source in ("synthetic", "stereo", "affine") else "synthetic",
@@ -188,17 +211,38 @@ elif source == "upload_pair":
     origin = ("pair", *(hashlib.sha256(f.getvalue()).digest() for f in pair))
 else:
     origin = ("built-in",)
-run_key = (origin, spec, int(max_window), settings.device, with_notes, per_scale)
+hole_pixels = int(np.count_nonzero(case.mask))
+numpy_skipped = with_numpy and hole_pixels > NOTES_NUMPY_MAX_HOLES
+run_numpy = with_numpy and not numpy_skipped
+if numpy_skipped:
+    st.warning(
+        f"The notes' NumPy loop is skipped: it visits one hole pixel at a time, and this flow "
+        f"has {hole_pixels:,} hole pixels, more than the page's limit of "
+        f"{NOTES_NUMPY_MAX_HOLES:,}. Pick the 240x320 size or a lower hole fraction."
+    )
+run_key = (origin, spec, int(max_window), settings.device, with_notes, run_numpy, per_scale)
 last = st.session_state.get("flow.last_comparison")
 if last is not None and last[0] == run_key:
     comp = last[1]
 else:
+    bar = None
+    if run_numpy:
+        bar = st.progress(0.0, text="The notes' NumPy loop: starting...")
+
+    def _report(done: int, total: int) -> None:
+        if bar is not None:
+            bar.progress(done / max(total, 1),
+                         text=f"The notes' NumPy loop: {done:,} of {total:,} hole pixels")
+
     try:
         with st.spinner(f"Filling with every method on {settings.device}..."):
             comp = compare_methods(case, max_window=int(max_window), device=settings.device,
-                                   with_notes=with_notes, with_per_scale=per_scale)
+                                   with_notes=with_notes, with_notes_numpy=run_numpy,
+                                   with_per_scale=per_scale, progress=_report)
     except ValueError as exc:
         _fail(str(exc), "lower the hole fraction or the band width, or load another flow.")
+    if bar is not None:
+        bar.empty()
     st.session_state["flow.last_comparison"] = (run_key, comp)
 
 fill = comp.fill
@@ -311,7 +355,7 @@ else:
             "noise, and on linear motion the mean of a symmetric window is exact; at motion "
             "boundaries (try *piecewise*) large windows mix both motions."
         )
-notes_row = next((m for m in comp.methods if m.name.startswith("notes")), None)
+notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
 if notes_row is not None:
     fast = min(comp.methods[:2], key=lambda m: m.ms)
     st.markdown(
@@ -322,6 +366,68 @@ if notes_row is not None:
         "k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), and the fast "
         "backends do the divisions only at the holes."
     )
+    with st.container(border=True, key="flow.three_ms"):
+        claim, measured = st.columns(2)
+        claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
+        claim.text(NOTES_CLAIM_ZH)
+        claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
+        measured.markdown("**Measured here just now**")
+        measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
+                        help="The notes' claim is 3 ms.")
+        measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
+else:
+    st.caption(f"Switch on the notes' avg_pool2d reference to time it against the notes' "
+               f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}).")
+
+st.subheader("The notes' first version: a per-pixel NumPy loop", anchor=False)
+numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
+sizes = notes_window_sizes(int(max_window) - 1)
+st.markdown(
+    f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of its "
+    f"window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
+    f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their code "
+    "differs from the vectorised method in four ways: the window `(cx - w//2, cy - w//2, "
+    "cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and down, w/2 left "
+    "and up), `crop_rect` pads outside the image with **zeros that count as flow**, every "
+    "fill is written back at once so **later holes average earlier fills**, and an early "
+    "`break` after a window with no valid sample would leave the hole NaN (the in-place "
+    "filling makes that unreachable with the default mask: the row above a hole is always "
+    "the zero border or already filled)."
+)
+if numpy_row is not None and case.reference is not None:
+    vectorised = notes_row or main  # same method; the fast backend when the reference is off
+    ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
+    per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
+    st.markdown(
+        f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
+        f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for the "
+        f"vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
+        f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole pixel). "
+        "The time is for the notes' loop with one change that leaves every bit of the output "
+        "alone: `crop_rect` pads the whole image for every window of every hole, which this "
+        "loop skips by building only the window; the code as printed is slower still."
+    )
+elif numpy_row is not None:
+    differs = (f"; its largest difference from the avg_pool2d version on this flow is "
+               f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes else "")
+    st.markdown(
+        f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. This "
+        "flow has no reference, so neither can be scored."
+    )
+elif not numpy_skipped:
+    st.info(
+        "Switch on *Run the notes' original NumPy loop* above to add it to the table, with "
+        f"its error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it shows its "
+        "progress while it runs)."
+    )
+show_code(
+    notes_numpy_snippet_for(
+        spec if source in ("synthetic", "stereo", "affine") else None,
+        int(max_window),
+        upload_name=upload.name if upload is not None else None,
+    ),
+    title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
+)
 with st.expander("The formula"):
     st.latex(
         r"\hat x_c(p)=\frac{1}{|S(p)|}\sum_{k\in S(p)}"
@@ -330,6 +436,10 @@ with st.expander("The formula"):
     )
     st.markdown("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, zero-padded at "
                 "the borders; only NaN values are replaced.")
+
+st.subheader("What the notes say, checked live", anchor=False)
+for callout in _callouts():
+    notes_callout(callout)
 
 show_code(
     snippet_for(

@@ -87,6 +87,7 @@ __all__ = [
     "notes_callouts",
     "notes_gradual_mean_numpy",
     "notes_gradual_mean_torch",
+    "notes_numpy_snippet_for",
     "notes_speed_claim",
     "notes_window_sizes",
     "save_flo",
@@ -1749,6 +1750,71 @@ print(f"filled {{int(np.isnan(flow).sum()) - unfilled}} hole values, {{unfilled}
 '''
 
 
+_SNIPPET_NOTES_NUMPY = '''
+from core.flowfill import (
+    endpoint_error,
+    epe_stats,
+    notes_gradual_mean_numpy,
+    notes_gradual_mean_torch,
+)
+
+notes_loop = notes_gradual_mean_numpy(flow, {size})  # notes 000:79, windows {sizes}
+vectorised = notes_gradual_mean_torch(flow, {max_window})  # avg_pool2d, windows {windows}
+holes = np.isnan(flow).any(axis=2)
+print("NaN left by the notes' loop:", int(np.isnan(notes_loop).sum()))
+{compare}'''
+
+_SNIPPET_NOTES_NUMPY_EPE = '''
+for name, filled in (("notes' loop", notes_loop), ("avg_pool2d", vectorised)):
+    mean_epe, median_epe = epe_stats(endpoint_error(filled, case.reference), holes)
+    print(f"{name}: mean EPE on the holes {mean_epe:.3f} px")
+'''
+
+_SNIPPET_NOTES_NUMPY_DIFF = '''print("largest |difference| on the holes:",
+      float(np.nanmax(np.abs(notes_loop - vectorised)[holes], initial=0.0)))
+'''
+
+
+def notes_numpy_snippet_for(
+    spec: FlowSpec | None, max_window: int = 33, *, upload_name: str | None = None
+) -> str:
+    """Python code that runs the notes' NumPy loop beside the avg_pool2d version on the page's
+    flow and prints their EPE against the reference (or their difference, for an upload).
+
+    Args and the runnable setting are those of :func:`snippet_for`; the loop uses
+    ``max_window_size = max_window - 1`` (32, 16, 8, 4, 2 for 33), as the page does.
+    """
+    windows = window_sizes(max_window)
+    head = _snippet_head(spec, upload_name)
+    has_reference = spec is not None
+    return head + _SNIPPET_NOTES_NUMPY.format(
+        size=max_window - 1,
+        sizes=", ".join(map(str, notes_window_sizes(max_window - 1))),
+        max_window=max_window,
+        windows=", ".join(map(str, windows)),
+        compare=_SNIPPET_NOTES_NUMPY_EPE if has_reference else _SNIPPET_NOTES_NUMPY_DIFF,
+    )
+
+
+def _snippet_head(spec: FlowSpec | None, upload_name: str | None) -> str:
+    head = "import cv2\nimport numpy as np\n\n"
+    if spec is not None:
+        return head + (
+            "from core.flowfill import FlowSpec, build_flow\n\n"
+            f"case = build_flow({spec!r})\n"
+            "flow = case.flow  # (H, W, 2) float32, NaN = hole\n"
+        )
+    name = upload_name or "my_flow.flo"
+    safe = name if name.replace(".", "").replace("_", "").replace("-", "").isalnum() else (
+        "my_flow" + Path(name).suffix
+    )
+    return head + (
+        "from core.flowfill import load_flow_file\n\n"
+        f"with open({safe!r}, 'rb') as f:\n"
+        f"    flow = load_flow_file({safe!r}, f.read())  # (H, W, 2) float32, NaN = hole\n"
+    )
+
+
 def snippet_for(
     spec: FlowSpec | None, max_window: int = 33, *, upload_name: str | None = None
 ) -> str:
@@ -1764,24 +1830,7 @@ def snippet_for(
         (for an upload, after saving the file next to it).
     """
     window_sizes(max_window)
-    head = "import cv2\nimport numpy as np\n\n"
-    if spec is not None:
-        head += (
-            "from core.flowfill import FlowSpec, build_flow\n\n"
-            f"case = build_flow({spec!r})\n"
-            "flow = case.flow  # (H, W, 2) float32, NaN = hole\n"
-        )
-    else:
-        name = upload_name or "my_flow.flo"
-        safe = name if name.replace(".", "").replace("_", "").replace("-", "").isalnum() else (
-            "my_flow" + Path(name).suffix
-        )
-        head += (
-            "from core.flowfill import load_flow_file\n\n"
-            f"with open({safe!r}, 'rb') as f:\n"
-            f"    flow = load_flow_file({safe!r}, f.read())  # (H, W, 2) float32, NaN = hole\n"
-        )
-    return head + _SNIPPET_FILL.format(max_window=max_window)
+    return _snippet_head(spec, upload_name) + _SNIPPET_FILL.format(max_window=max_window)
 
 
 def flow_to_rgb(*flows: np.ndarray) -> list[np.ndarray]:

@@ -7,8 +7,16 @@ import io
 import cv2
 import numpy as np
 import pytest
+import torch
 
-from core.flowfill import save_flo, synthetic_flow
+from core.flowfill import (
+    NOTES_CLAIM_ZH,
+    NOTES_NUMPY_MAX_HOLES,
+    NOTES_NUMPY_METHOD,
+    NOTES_TORCH_METHOD,
+    save_flo,
+    synthetic_flow,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -28,6 +36,19 @@ def _png(h: int, w: int) -> bytes:
     ok, enc = cv2.imencode(".png", img)
     assert ok
     return enc.tobytes()
+
+
+def _block_keys(at) -> set[str]:
+    """Keys of the keyed containers on the page (Streamlit ends a keyed block's id with its key,
+    "$$ID-<hash>-<key>")."""
+    keys, todo = set(), [at.main]
+    while todo:
+        node = todo.pop()
+        block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+        if block_id.startswith("$$ID-"):
+            keys.add(block_id.split("-", 2)[2])
+        todo.extend(getattr(node, "children", {}).values())
+    return keys
 
 
 @pytest.fixture
@@ -50,6 +71,26 @@ def test_default_view(flow_page):
     diffs = table["max |diff| vs notes"].iloc[:2]
     assert (diffs <= 1e-5).all()
     assert any("gradual_mean_fill" in c.value for c in at.code)
+    # the notes' NumPy loop is offered, not run by default (it is a per-pixel Python loop)
+    assert NOTES_NUMPY_METHOD not in list(table["method"])
+    assert any("Run the notes' original NumPy loop" in i.value for i in at.info)
+    # the notes' "3 ms" beside the measured time of the vectorised version, with the device
+    texts = " ".join(t.value for t in at.text)
+    assert NOTES_CLAIM_ZH in texts
+    assert "flow.three_ms" in _block_keys(at)
+    measured = table.loc[table["method"] == NOTES_TORCH_METHOD, "time (ms)"].iloc[0]
+    metric = next(m for m in at.metric if m.label == "avg_pool2d version, this flow")
+    assert abs(float(metric.value.removesuffix(" ms")) - measured) <= 0.051
+    assert f"took {metric.value} for this 240x320 flow on CPU (" in texts
+    if not torch.cuda.is_available():
+        assert "no GPU on this machine" in texts
+    # the callouts: the notes' window check and the 3 ms claim, each from a live run
+    keys = _block_keys(at)
+    assert {"notes_callout-flow_max_window_not_aligned", "notes_callout-flow_three_ms"} <= keys
+    assert "if window_sizes[-1] != max_window_size:" in texts
+    assert "still only warns ('max_window_size 32 is not aligned with max filter size 17')" \
+        in texts
+    assert "neither the frame size nor the device" in texts
 
 
 def test_window_controls(flow_page):
@@ -183,3 +224,51 @@ def test_large_maps_are_sent_downsampled(flow_page):
     assert len(heat) == 2, heat
     assert all(max(shape) <= 640 for shape in heat), heat
     assert any("every 2nd pixel" in c.value for c in at.caption)
+
+
+def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
+    import core.flowfill as ff
+
+    seen = []
+    real = ff.compare_methods
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ff, "compare_methods", spy)
+    at = flow_page
+    at.slider(key="flow.fraction").set_value(0.05)
+    at.toggle(key="flow.notes_numpy").set_value(True).run()
+    assert not at.exception and not at.error
+    assert seen[-1]["with_notes_numpy"] is True and callable(seen[-1]["progress"])
+    table = at.dataframe[0].value
+    assert len(table) == 7
+    rows = table.set_index("method")
+    numpy_epe = rows.loc[NOTES_NUMPY_METHOD, "mean EPE on holes (px)"]
+    pool_epe = rows.loc[NOTES_TORCH_METHOD, "mean EPE on holes (px)"]
+    assert numpy_epe > 3 * pool_epe, (numpy_epe, pool_epe)  # off-centre windows, zero border
+    assert rows.loc[NOTES_NUMPY_METHOD, "device"] == "cpu"
+    assert rows.loc[NOTES_NUMPY_METHOD, "time (ms)"] > 0
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{numpy_epe:.3f} px**, against **{pool_epe:.3f} px**" in text
+    assert f"**{numpy_epe / pool_epe:.1f}x** the error" in text
+    assert "windows 32, 16, 8, 4, 2" in text
+    # the snippet shown for it runs as-is and prints the same two errors
+    code = next(c.value for c in at.code if "notes_gradual_mean_numpy(flow, 32)" in c.value)
+    printed: list[str] = []
+    exec(compile(code, "<snippet>", "exec"),
+         {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
+    assert f"notes' loop: mean EPE on the holes {numpy_epe:.3f} px" in printed
+    assert f"avg_pool2d: mean EPE on the holes {pool_epe:.3f} px" in printed
+
+
+def test_notes_numpy_loop_is_bounded(flow_page):
+    at = flow_page
+    at.toggle(key="flow.notes").set_value(False)
+    at.selectbox(key="flow.size").select("480x640")
+    at.toggle(key="flow.notes_numpy").set_value(True).run()
+    assert not at.exception and not at.error
+    warning = " ".join(w.value for w in at.warning)
+    assert "NumPy loop is skipped" in warning and f"{NOTES_NUMPY_MAX_HOLES:,}" in warning
+    assert NOTES_NUMPY_METHOD not in list(at.dataframe[0].value["method"])
