@@ -10,8 +10,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import warp
+from core.notes import NotesCallout, cite
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
+from ui.notes_callout import notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -42,6 +44,13 @@ KEPT_STATE = (
     "warp.notes",
 )
 keep_widget_state(KEPT_STATE)
+
+
+@st.cache_resource(show_spinner=False)
+def _warp_callouts() -> dict[str, NotesCallout]:
+    """This page's notes callouts, run once per process (NotesCallout is frozen)."""
+    return {callout.key: callout for callout in warp.notes_callouts()}
+
 
 st.title("Affine warp playground")
 st.caption(
@@ -167,13 +176,6 @@ notes = s4.toggle(
     help="The notes normalize with x_n = 2x/W - 1, which is half a pixel off with "
     "align_corners=False. Switch it on to see the error appear.",
 )
-st.caption(
-    f"`F.affine_grid(theta, size=(1, C, {out_h}, {out_w}))`: **size is the output grid's "
-    f"resolution**. The grid has {out_h}×{out_w} sample points whatever the input size "
-    f"({src_h}×{src_w}); shrinking or enlarging only changes how densely the input is sampled. "
-    "It is cv2's `dsize = (width, height)`, written the other way round."
-)
-
 if definition_error is not None:
     st.error(
         f"{definition_error}\n\nHint: change the {definition.lower()} above; the rest of the "
@@ -225,6 +227,24 @@ except ValueError as error:
         icon=":material/error:",
     )
     st.stop()
+
+# What the output size does, measured on this warp (the correct theta, on the CPU).
+try:
+    check = warp.canvas_check(
+        img,
+        matrix,
+        dsize,
+        align_corners=align_corners,
+        mode=mode,
+        padding_mode=padding_mode,
+        warped=correct.warped if settings.device == "cpu" else None,
+    )
+except ValueError as error:  # e.g. reflection too far outside at the input's own size
+    st.caption(f"The output-size check could not run for this transform: {error}")
+else:
+    st.caption(warp.output_size_caption(check, channels=1 if img.ndim == 2 else img.shape[2]))
+with st.expander(f"The notes on affine_grid's size ({cite('000:18')})"):
+    notes_callout(_warp_callouts()["affine_grid_size_vs_dsize"])
 
 # ------------------------------------------------------------------------------------------
 # 3. Side by side

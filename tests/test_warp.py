@@ -499,3 +499,81 @@ def test_parse_matrix_text_and_helpers():
     assert warp.is_grayscale(np.dstack([smooth_image(5, 5)[..., 0]] * 3))
     assert not warp.is_grayscale(smooth_image(5, 5))
     assert warp.matrix_latex(np.eye(2, 3)).startswith(r"\begin{bmatrix}1 & 0 & 0")
+
+
+# ------------------------------------------------------------------------------------------
+# The output size is OpenCV's dsize canvas (issue 11 §2; notes 000:18)
+# ------------------------------------------------------------------------------------------
+
+IDENTITY = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+
+
+@pytest.mark.parametrize("mode", warp.INTERPOLATIONS)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_identity_half_size_is_the_top_left_crop(mode, align_corners):
+    img = load_sample("chelsea.png").rgb
+    h, w = img.shape[:2]
+    half = (round(w / 2), round(h / 2))
+    out = warp.warp_affine(img, IDENTITY, half, mode=mode, align_corners=align_corners)
+    np.testing.assert_array_equal(out, img[: half[1], : half[0]])
+    ref = cv2.warpAffine(img, IDENTITY, half, flags=warp.CV2_INTERPOLATION[mode])
+    np.testing.assert_array_equal(out, ref)  # cv2's dsize crops the same way
+
+
+def test_canvas_check_and_caption_for_the_crop():
+    img = load_sample("chelsea.png").rgb
+    check = warp.canvas_check(img, IDENTITY, (226, 150))
+    assert check == warp.CanvasCheck((226, 150), (451, 300), (226, 150), 0.0, True, 0.0)
+    caption = warp.output_size_caption(check)
+    assert "denser" not in caption and "densely the input is sampled is set by M alone" in caption
+    assert "only changes how densely" not in caption
+    assert "works as OpenCV's `dsize = (width, height)`, a canvas" in caption
+    assert "this 226×150 output is exactly the top-left 226×150 window" in caption
+    assert "exactly the input's top-left crop `img[:150, :226]`, not a resampled copy" in caption
+
+
+def test_canvas_check_enlarge_and_rotation():
+    img = smooth_image(40, 60)
+    big = warp.canvas_check(img, IDENTITY, (120, 80))
+    assert (big.window, big.max_abs_vs_src_size, big.max_abs_vs_input_crop) == ((60, 40), 0, 0)
+    assert "the top-left 60×40 window of this 120×80 output is exactly" in (
+        warp.output_size_caption(big)
+    )
+    m = warp.matrix_from_params(25, 1.3, center=(30, 20))
+    rot = warp.canvas_check(img, m, (37, 55))
+    assert rot.window == (37, 40) and not rot.identity and rot.max_abs_vs_input_crop is None
+    assert rot.max_abs_vs_src_size <= 1  # float32 sample positions: at most one grey level
+    same = warp.canvas_check(img, m, (60, 40))
+    assert "Checked now" not in warp.output_size_caption(same)
+
+
+def test_canvas_check_uses_a_given_warp_and_rejects_a_wrong_one():
+    img = smooth_image(20, 30)
+    out = warp.warp_affine(img, IDENTITY, (10, 8))
+    assert warp.canvas_check(img, IDENTITY, (10, 8), warped=out).max_abs_vs_input_crop == 0
+    with pytest.raises(ValueError, match="warped must be the 11x8 output"):
+        warp.canvas_check(img, IDENTITY, (11, 8), warped=out)
+
+
+def test_notes_callout_affine_grid_size():
+    from core.notes import quote_is_at
+
+    (callout,) = warp.notes_callouts()
+    assert (callout.key, str(callout.ref), callout.verdict) == (
+        "affine_grid_size_vs_dsize",
+        "000:18",
+        "incomplete",
+    )
+    assert quote_is_at(callout.quote_zh, callout.ref)
+    assert not callout.run.raised
+    assert callout.run.output.splitlines() == [
+        "fixed theta, size 4x4, row 0: [4.5, 6.5, 8.5, 10.5]",
+        "theta from the output size, row 0: [0.0, 1.0, 2.0, 3.0]",
+        "max |difference| from the crop img[:4, :4]: 0.0",
+        "max |difference| of the notes' full-size-then-crop: 0.0",
+    ]
+    assert "row 0 reads [4.5, 6.5, 8.5, 10.5]" in callout.today
+    assert "the 4x4 output IS the top-left crop img[:4, :4]" in callout.today
+    assert "gives the same pixels at the cost of a full-size grid; it is not needed" in (
+        callout.today
+    )

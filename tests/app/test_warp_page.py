@@ -147,7 +147,7 @@ def test_output_size_modes(page, size_mode, shape):
     at.radio(key="warp.size_mode").set_value(size_mode).run()
     assert not at.exception and not at.error
     assert interior_max(at) <= 2
-    assert any(f"size=(1, C, {shape[0]}, {shape[1]})" in c.value for c in at.caption)
+    assert any(f"size=(1, 3, {shape[0]}, {shape[1]})" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(("w", "h", "fragment"), [(0, 100, "too small"), (5000, 100, "cap")])
@@ -251,7 +251,7 @@ def test_snippet_runs_and_matches_page(page, notes, capsys):
     at.slider(key="warp.tx").set_value(10)
     at.selectbox(key="warp.mode").select("bicubic")
     at.toggle(key="warp.notes").set_value(notes).run()
-    code = at.code[0].value
+    code = next(c.value for c in at.code if "ref = cv2.warpAffine(" in c.value)
     namespace: dict = {}
     exec(compile(code, "<warp page snippet>", "exec"), namespace)
     assert "interior |grid_sample - cv2.warpAffine|" in capsys.readouterr().out
@@ -377,3 +377,47 @@ def test_grid_hover_and_live_matrices(page):
     n_src = [latex.value for latex in at.latex if "N_{src} =" in latex.value]
     assert "0.004444" in n_src[0]  # 2/450: align_corners=True
     assert any(r"\frac{2x}{W-1}" in latex.value for latex in at.latex)
+
+
+def size_caption(at) -> str:
+    (caption,) = [c.value for c in at.caption if "size is the output grid" in c.value]
+    return caption
+
+
+def test_half_with_identity_is_the_top_left_crop(page):
+    """Issue 11 §2: with theta recomputed from the output size, 'Half (shrink)' with the
+    identity is exactly the top-left crop, not a denser sampling."""
+    at = page
+    at.slider(key="warp.angle").set_value(0.0).run()
+    at.radio(key="warp.size_mode").set_value("Half (shrink)").run()
+    assert not at.exception and not at.error
+    img = load_sample("chelsea.png").rgb
+    assert np.array_equal(
+        warp.matrix_from_params(0.0, 1.0, center=((img.shape[1] - 1) / 2, (img.shape[0] - 1) / 2)),
+        np.eye(2, 3),
+    )
+    out = warp.warp_affine(img, np.eye(2, 3), (226, 150))
+    np.testing.assert_array_equal(out, img[:150, :226])
+    caption = size_caption(at)
+    assert "denser" not in caption and "only changes how densely" not in caption
+    assert "size=(1, 3, 150, 226)" in caption
+    assert "works as OpenCV's `dsize = (width, height)`, a canvas" in caption
+    assert "this 226×150 output is exactly the top-left 226×150 window" in caption
+    assert "exactly the input's top-left crop `img[:150, :226]`, not a resampled copy" in caption
+    assert interior_max(at) == 0  # cv2's dsize crops the same pixels
+
+
+def test_rotated_half_still_a_window(page):
+    at = page  # default: 30 degrees
+    at.radio(key="warp.size_mode").set_value("Half (shrink)").run()
+    caption = size_caption(at)
+    assert "Checked now: this 226×150 output is" in caption
+    assert "top-left crop" not in caption  # not the identity
+
+
+def test_notes_callout_on_size(page):
+    at = page
+    texts = " ".join(t.value for t in at.text)
+    assert "size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize" in texts
+    assert "the 4x4 output IS the top-left crop img[:4, :4]" in texts
+    assert any("notes 000:18" in m.value for m in at.markdown)
