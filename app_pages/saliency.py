@@ -514,7 +514,7 @@ with tab_notes:
         "*The notes'* under **Recipe** to see their map, reproduced exactly."
     )
     st.subheader("Same map, two scalings", anchor=False)
-    n1, n2 = st.columns(2)
+    n1, n2, _ = st.columns(3)
     n1.image(
         S.colorize(comparison.app, colormap),
         caption="The app's: s / (P99 + 1e-12), rounded",

@@ -1058,22 +1058,22 @@ RETAIN_SNIPPET = """import torch
 
 def backward_twice(retain_grad=False, retain_graph=False):
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    h = x.exp()  # a non-leaf tensor; exp saves its output for the backward pass
+    h = x.exp()  # non-leaf; exp saves its output
     if retain_grad:
-        h.retain_grad()  # keep h.grad after backward() (non-leaf tensors drop it otherwise)
+        h.retain_grad()  # keep h.grad after backward()
     loss = (h * h).sum()
     loss.backward(retain_graph=retain_graph)
     kept = "h.grad kept; " if retain_grad and h.grad is not None else ""
     try:
-        loss.backward()  # a second backward pass through the same graph
+        loss.backward()  # a second pass through the graph
     except RuntimeError as error:
-        return kept + "second backward: RuntimeError: " + str(error).split(".")[0]
-    return kept + "second backward: works"
+        return kept + "RuntimeError: " + str(error).split(" (")[0]
+    return kept + "second backward works"
 
 
-print("A backward(), backward():                  ", backward_twice())
-print("B h.retain_grad(), backward(), backward(): ", backward_twice(retain_grad=True))
-print("C backward(retain_graph=True), backward(): ", backward_twice(retain_graph=True))
+print("A plain:              ", backward_twice())
+print("B retain_grad():      ", backward_twice(retain_grad=True))
+print("C retain_graph=True:  ", backward_twice(retain_graph=True))
 """
 
 
@@ -1087,15 +1087,14 @@ def read_retain_run(output: str) -> tuple[str, str]:
     rows = {line[:1]: line for line in output.splitlines() if line[:2] in ("A ", "B ", "C ")}
     if set(rows) != {"A", "B", "C"}:
         raise ValueError(f"expected the snippet's lines A, B and C, got {output!r}")
-    plain_fails, grad_fails, graph_fails = (
-        "second backward: RuntimeError" in rows[k] for k in "ABC"
-    )
+    plain_fails, grad_fails, graph_fails = ("RuntimeError: " in rows[k] for k in "ABC")
     grad_kept = "h.grad kept" in rows["B"]
     if plain_fails and grad_fails and not graph_fails:
+        message = rows["A"].split("RuntimeError: ", 1)[1].strip()
         return "wrong", (
             "The first half is right: backward() frees the tensors the graph saved for the "
-            "backward pass, so a second backward() raises 'Trying to backward through the graph "
-            "a second time' (line A). But retain_grad() does not prevent it (line B): it only "
+            f"backward pass, so a second backward() raises '{message}' (line A). "
+            "But retain_grad() does not prevent it (line B): it only "
             + ("keeps .grad of a non-leaf tensor (h.grad kept). " if grad_kept else "")
             + "The call that keeps the graph is loss.backward(retain_graph=True) (line C)."
         )

@@ -508,9 +508,7 @@ class TestNotesRecipe:
         np.testing.assert_array_equal(same_map.app, S.scale_percentile(loss_map, 99))
         # the whole default recipe (class score, /P99, rounded) is far from the notes' map
         score_map = S.vanilla_saliency(lite0.model, x_cat, 285, objective="logit", reduce="sum")
-        full = np.abs(
-            S.scale_percentile(score_map, 99).astype(int) - same_map.notes.astype(int)
-        )
+        full = np.abs(S.scale_percentile(score_map, 99).astype(int) - same_map.notes.astype(int))
         assert full.max() > 100
 
     @settings(max_examples=60, deadline=None)
@@ -551,9 +549,7 @@ class TestNotesRecipe:
         with pytest.raises(ValueError, match="recipe must be one of"):
             S.snippet_for(recipe="cvglue")
 
-    def test_notes_snippet_runs_and_matches(
-        self, lite0: LoadedModel, x_cat: torch.Tensor
-    ) -> None:
+    def test_notes_snippet_runs_and_matches(self, lite0: LoadedModel, x_cat: torch.Tensor) -> None:
         code = S.snippet_for("smoothgrad", target=285, recipe="notes")  # method is ignored
         assert "loss.backward()" in code
         assert "scale_min_max(saliency_map, 0, 255, percentile=99)" in code
@@ -574,13 +570,13 @@ class TestNotesCallout:
         lines = callout.run.output.splitlines()
         second_time = "RuntimeError: Trying to backward through the graph a second time"
         assert second_time in lines[0] and second_time in lines[1]
-        assert "h.grad kept" in lines[1] and lines[2].endswith("second backward: works")
+        assert "h.grad kept" in lines[1] and lines[2].endswith("second backward works")
         assert "retain_grad() does not prevent it" in callout.today
         assert "loss.backward(retain_graph=True)" in callout.today
 
     def test_sentence_follows_the_run(self) -> None:
-        err = "second backward: RuntimeError: Trying to backward through the graph"
-        ok = "second backward: works"
+        err = "RuntimeError: Trying to backward through the graph a second time"
+        ok = "second backward works"
         verdict, _ = S.read_retain_run(f"A x: {err}\nB x: h.grad kept; {err}\nC x: {ok}")
         assert verdict == "wrong"
         # if retain_grad() ever kept the graph, the page would say the notes are right
