@@ -6,6 +6,12 @@ Prints the median milliseconds of the notes' avg_pool2d version (CPU), each back
 core.flowfill.gradual_mean_fill, a straightforward cv2.boxFilter rewrite (for context),
 cv2.inpaint on both channels and the filtering floor (five 4-channel cv2.boxFilter passes), plus
 the ratios notes/best and best/floor, and checks that every backend matches the notes to 1e-5.
+
+The notes' original NumPy loop (000:79, one hole pixel at a time) would take minutes at 1080p, so
+it runs on a top-left crop (``--numpy-crop``, default 120x160) of the same flow, once as
+core.flowfill.notes_gradual_mean_numpy and once as the notes printed it
+(tests/notes_gradual_mean.py, whose crop_rect pads the whole image for every window); the two
+must agree bit for bit. Its 1080p time is extrapolated linearly from the time per hole pixel.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import platform
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,9 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.flowfill import (
     gradual_mean_fill,
     inpaint_fill,
+    notes_gradual_mean_numpy,
     notes_gradual_mean_torch,
     window_sizes,
 )
+from tests import notes_gradual_mean as notes_as_printed
 
 H, W, C = 1080, 1920, 2
 HOLE_FRACTION = 0.3
@@ -72,7 +81,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=11, help="runs per fast method")
     parser.add_argument("--notes-repeats", type=int, default=3, help="runs of the slow ones")
+    parser.add_argument("--numpy-crop", default="120x160",
+                        help="HxW top-left crop for the notes' NumPy loop (per-pixel Python)")
     args = parser.parse_args()
+    crop_h, crop_w = (int(v) for v in args.numpy_crop.lower().split("x"))
+    if not (1 <= crop_h <= H and 1 <= crop_w <= W):
+        parser.error(f"--numpy-crop must be HxW within {H}x{W}, got {args.numpy_crop!r}")
 
     rng = np.random.default_rng(0)
     yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
@@ -127,6 +141,30 @@ def main() -> None:
     results["cv2.inpaint Navier-Stokes (both channels)"] = median_ms(
         lambda: inpaint_fill(flow, "ns"), args.notes_repeats)
 
+    crop = np.ascontiguousarray(flow[:crop_h, :crop_w])
+    crop_holes = int(np.isnan(crop).any(axis=2).sum())
+    t0 = time.perf_counter()
+    ours = notes_gradual_mean_numpy(crop, MAX_WINDOW - 1)
+    numpy_ms = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-NaN window
+        printed = notes_as_printed.gradual_mean(crop, max_window_size=MAX_WINDOW - 1)
+    printed_ms = (time.perf_counter() - t0) * 1e3
+    same = ours.tobytes() == printed.tobytes()
+    print(f"  check notes' NumPy loop vs the notes' code as printed on the {crop_h}x{crop_w} "
+          f"crop: bit for bit {same}")
+    if not same:
+        raise SystemExit("notes_gradual_mean_numpy does not reproduce the notes' code")
+    hole_pixels = int(np.isnan(flow).any(axis=2).sum())
+    per_hole_ms = numpy_ms / max(crop_holes, 1)
+    crop_name = f"{crop_h}x{crop_w} crop, {crop_holes} holes, 1 run"
+    results[f"notes' NumPy loop ({crop_name})"] = numpy_ms
+    results[f"  as printed (crop_rect pads its whole input per window; {crop_name})"] = (
+        printed_ms)
+    results["  notes' NumPy loop at 1080p, extrapolated per hole pixel"] = (
+        per_hole_ms * hole_pixels)
+
     four = np.zeros((H, W, 4), np.float32)
 
     def floor() -> None:
@@ -151,6 +189,8 @@ def main() -> None:
           f"{results['plain cv2.boxFilter rewrite (context)'] / best:6.2f}x")
     print(f"ratio best/floor            = "
           f"{best / results['floor: five 4-channel cv2.boxFilter passes']:6.2f}x  (1.0 = floor)")
+    print(f"notes avg_pool2d at 1080p   = {notes:.1f} ms on the CPU (the notes claim about "
+          "3 ms, 000:79, with no size or device)")
     if "gradual_mean_fill backend=torch (cuda)" in results:
         print(f"CUDA backend at 1080p       = "
               f"{results['gradual_mean_fill backend=torch (cuda)']:.2f} ms "
