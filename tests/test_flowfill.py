@@ -45,6 +45,7 @@ from core.flowfill import (
     notes_callouts,
     notes_gradual_mean_numpy,
     notes_gradual_mean_torch,
+    notes_numpy_snippet_for,
     notes_speed_claim,
     notes_window_sizes,
     save_flo,
@@ -767,3 +768,18 @@ def test_notes_speed_claim_sentence():
     with pytest.raises(ValueError, match="device"):
         device_label("tpu")
     assert device_label("cpu").startswith("CPU (")
+
+
+def test_notes_numpy_snippet_runs_for_an_upload(tmp_path, monkeypatch):
+    flow = synthetic_flow("zoom", 24, 30)[0]
+    flow[5:9, 6:12] = np.nan
+    (tmp_path / "my_flow.flo").write_bytes(save_flo(flow))
+    monkeypatch.chdir(tmp_path)
+    code = notes_numpy_snippet_for(None, 9, upload_name="my_flow.flo")
+    assert "notes_gradual_mean_numpy(flow, 8)  # notes 000:79, windows 8, 4, 2" in code
+    printed: list[str] = []
+    exec(compile(code, "<snippet>", "exec"),
+         {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
+    expected = np.abs(notes_gradual_mean_numpy(flow, 8) - notes_gradual_mean_torch(flow, 9))
+    assert printed == ["NaN left by the notes' loop: 0",
+                       f"largest |difference| on the holes: {float(expected[5:9, 6:12].max())}"]
