@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
+from core import environment, seeding
 from core.environment import available_devices
+from core.seeding import seed_everything
 from ui.image_input import SAMPLE, UPLOAD
 
 SOURCE = "home.image.source"
@@ -155,3 +158,153 @@ class TestImageInput:
         assert len(notices) == 1
         assert "2100x20" in notices[0] and "2048" in notices[0]
         assert shown_images(at) == ["2048x20 RGB, dtype uint8"]
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 11: use_deterministic_algorithms wording, the cuDNN option, GPUs, collect_env, notes
+# ------------------------------------------------------------------------------------------
+
+
+def docstring_sections() -> tuple[str, str]:
+    """torch.use_deterministic_algorithms.__doc__'s two lists, flattened, read independently
+    of core.seeding: (made deterministic, raise RuntimeError)."""
+    doc = torch.use_deterministic_algorithms.__doc__
+    made, rest = re.split(r"will throw a\s+:class:`RuntimeError`\s+when ``mode=True``", doc)
+    made = made.split("will act", 1)[1]
+    raising = rest.split("In addition", 1)[0]
+
+    def flat(text: str) -> str:
+        text = re.sub(r":\w+:`([^`]+)`", r"\1", text).replace("``", "").replace("`", "")
+        return re.sub(r"\s+", " ", text)
+
+    return flat(made), flat(raising)
+
+
+def deterministic_bullet(at) -> str:
+    (bullet,) = [
+        m.value for m in at.markdown if "use_deterministic_algorithms(True)`** goes" in m.value
+    ]
+    return bullet
+
+
+class TestDeterministicFlagWording:
+    def test_every_op_is_in_the_list_the_page_puts_it_in(self, open_page):
+        at = open_page("home")
+        bullet = deterministic_bullet(at)
+        made_text, raise_text = docstring_sections()
+        made_part, raise_part = bullet.split("**raise a RuntimeError**")
+        made_part = made_part.split("**switch to a deterministic algorithm**")[1]
+
+        def ops(part: str) -> list[str]:
+            body = part.split("among them:", 1)[1].split(". ", 1)[0]
+            return [re.sub(r"`([^`]+)`", r"\1", op).strip() for op in body.split(";")]
+
+        made, raises = ops(made_part), ops(raise_part)
+        assert raises and made
+        for op in raises:
+            assert op.split(":")[0] in raise_text and op.split(":")[0] not in made_text, op
+        for op in made:
+            assert op.split(":")[0] in made_text and op.split(":")[0] not in raise_text, op
+        # the wrong lesson of issue 11: scatter_add_ / index_add on CUDA do not raise
+        assert not any("scatter_add_" in op or "index_add" in op for op in raises)
+        assert "torch.Tensor.scatter_add_ when called on a CUDA tensor" in made
+        assert f"According to its docstring in torch {torch.__version__}" in bullet
+
+    def test_full_lists_are_shown(self, open_page):
+        at = open_page("home")
+        made_text, raise_text = docstring_sections()
+        frames = {len(df.value): df.value for df in at.dataframe if "when" in df.value.columns}
+        assert set(frames) == {made_text.count("* "), raise_text.count("* ")}
+
+
+class TestCudnnOption:
+    def test_toggle_sets_the_flags(self, open_page):
+        saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+        try:
+            at = open_page("home")
+            assert at.toggle(key="sidebar.cudnn_deterministic").value is False
+            assert torch.backends.cudnn.deterministic is False
+            at.toggle(key="sidebar.cudnn_deterministic").set_value(True).run()
+            assert not at.exception
+            assert torch.backends.cudnn.deterministic is True
+            assert torch.backends.cudnn.benchmark is False
+            text = " ".join(texts(at.markdown))
+            assert "**cuDNN deterministic** toggle (now on)" in text
+            assert "Read now: `deterministic = True`, `benchmark = False`" in text
+            snippet = next(c.value for c in at.code if c.value.startswith("import random"))
+            assert "torch.backends.cudnn.deterministic = True" in snippet
+            at.toggle(key="sidebar.cudnn_deterministic").set_value(False).run()
+            assert torch.backends.cudnn.deterministic is False
+            if not torch.cuda.is_available():
+                assert any("cuDNN is not used" in c for c in texts(at.caption))
+        finally:
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = saved
+
+    def test_app_snippet_runs_and_matches(self, open_page):
+        import random
+
+        at = open_page("home")
+        at.number_input(key="sidebar.seed").set_value(5).run()
+        snippet = next(c.value for c in at.code if c.value.startswith("import random"))
+        printed = []
+        exec(snippet, {"print": lambda *a: printed.append(a)})
+        seed_everything(5)
+        assert printed == [(random.random(), float(np.random.rand()), float(torch.rand(1)))]
+
+
+class TestNotesOnHome:
+    def test_notes_code_and_citations(self, open_page):
+        at = open_page("home")
+        codes = [c.value.strip() for c in at.code]
+        assert seeding.NOTES_SEEDING_CODE.strip() in codes
+        assert seeding.NOTES_INIT_SEEDS_CODE.strip() in codes
+        assert environment.NOTES_VISIBLE_DEVICES_CODE.strip() in codes
+        assert environment.NOTES_VISIBLE_DEVICES_SHELL in codes
+        captions = " ".join(texts(at.caption))
+        for ref in ("004:14-26", "004:32-34", "004:36"):
+            assert f"From the notes {ref}, verbatim" in captions
+        assert "From the notes 000:32" in captions
+        assert "notes 002:1289-1330" in " ".join(texts(at.markdown))
+
+    def test_callouts_shown_with_their_verdicts(self, open_page):
+        at = open_page("home")
+        body = " ".join(texts(at.markdown))
+        for title, ref in (
+            ("init_seeds seeds torch only, and cuDNN only for seed 0", "000:32"),
+            ("torch.manual_seed is not just for the CPU", "004:20"),
+            ("cudnn.deterministic plus a seed is not the whole recipe", "004:22"),
+            ("GPU 0 first, then GPU 1? No: one current device", "004:33"),
+            ("collect_env: no need to cd into site-packages", "002:1289"),
+        ):
+            assert f"**{title}**" in body
+            assert f"**The notes say** (notes {ref})" in body
+        shown = " ".join(texts(at.text))
+        assert "Only torch's draws repeat; random and numpy do not" in shown
+        assert "PyTorch does not move on to GPU 1" in shown
+
+
+class TestLiveProcesses:
+    def test_visible_devices_and_collect_env(self, open_page):
+        at = open_page("home")
+        assert not [df for df in at.dataframe if "device_count()" in df.value.columns]
+        at.button(key="home.visible_devices").click().run(timeout=300)
+        assert not at.exception and not at.error
+        (table,) = [df.value for df in at.dataframe if "device_count()" in df.value.columns]
+        assert list(table["case"]) == [
+            "-1: hide every GPU",
+            '"" (empty): hide every GPU',
+            "set in the script, before CUDA starts",
+            "set in the script, after CUDA started",
+        ]
+        assert list(table["device_count()"])[:3] == ["0", "0", "0"]
+        body = " ".join(texts(at.markdown))
+        if not torch.cuda.is_available():
+            assert "Every count is 0: this machine has no GPU PyTorch can use" in body
+        at.button(key="home.collect_env").click().run(timeout=300)
+        assert not at.exception and not at.error
+        report = [c.value for c in at.code if c.value.startswith("Collecting environment")]
+        assert len(report) == 1
+        assert f"PyTorch version: {torch.__version__}" in report[0]
+        # both stay shown on the next rerun (cached for the process)
+        at.number_input(key="sidebar.seed").set_value(3).run()
+        assert [c.value for c in at.code if c.value.startswith("Collecting environment")]
