@@ -173,8 +173,8 @@ notes = s4.toggle(
     "Use the notes' affine2theta",
     value=False,
     key="warp.notes",
-    help="The notes normalize with x_n = 2x/W - 1, which is half a pixel off with "
-    "align_corners=False. Switch it on to see the error appear.",
+    help=f"The notes' affine2theta ({cite('000:18')}) normalizes with x_n = 2x/W - 1, which is "
+    "half a pixel off with align_corners=False. Switch it on to see the error appear.",
 )
 if definition_error is not None:
     st.error(
@@ -341,7 +341,7 @@ if notes:
             f"{result.grid_offset_px:.3f} px). "
         )
     st.warning(
-        f"**The notes' affine2theta is in use.** {how}{where} mean error "
+        f"**The notes' affine2theta ({cite('000:18')}) is in use.** {how}{where} mean error "
         f"{err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
         f"theta; max {err_max:.3g} vs {ok_max:.3g}.",
         icon=":material/warning:",
