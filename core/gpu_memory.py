@@ -124,7 +124,8 @@ class MemorySample:
 def torch_unavailable_reason() -> str:
     """``""`` when PyTorch can use a GPU, else ``"no CUDA build"`` or ``"no GPU"``.
 
-    ``torch.cuda.is_available()`` asks NVML / the driver and creates no context.
+    ``torch.cuda.is_available()`` asks the CUDA runtime (``cudaGetDeviceCount``) and creates no
+    context; it asks NVML instead only when ``PYTORCH_NVML_BASED_CUDA_CHECK=1``.
     """
     if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
         return NO_CUDA_BUILD

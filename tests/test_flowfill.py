@@ -54,7 +54,8 @@ from core.flowfill import (
     synthetic_flow,
     window_sizes,
 )
-from core.notes import SEEDS_DIR, NotesRef, normalise_notes_text, notes_lines
+from core.notes import NotesRef, normalise_notes_text, notes_lines
+from tests.notes_marks import needs_notes
 
 TOL = {"rtol": 1e-5, "atol": 1e-5, "equal_nan": True}
 CPU_BACKENDS = ("cv2", "torch")
@@ -500,9 +501,6 @@ def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
 # --------------------------------------------------------------------------------------------
 
 TRANSCRIPTION = Path(__file__).with_name("notes_gradual_mean.py")
-needs_notes = pytest.mark.skipif(
-    not SEEDS_DIR.is_dir(), reason=f"the notes are not beside the repo ({SEEDS_DIR})"
-)
 
 
 def _notes_text(ref: str) -> str:

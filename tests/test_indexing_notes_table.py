@@ -24,11 +24,8 @@ import pytest
 import torch
 
 from core import indexing as ix
-from core.notes import SEEDS_DIR, NotesRef, quote_is_at
-
-needs_notes = pytest.mark.skipif(
-    not SEEDS_DIR.is_dir(), reason=f"the notes are not beside the repo ({SEEDS_DIR})"
-)
+from core.notes import NotesRef, quote_is_at
+from tests.notes_marks import needs_notes
 
 #: The notes' ``x`` (a ``torch.rand(2, 5)``), as printed at 002:919-920.
 X_PRINTED = """tensor([[ 0.3992,  0.2908,  0.9044,  0.4850,  0.6004],

@@ -9,7 +9,6 @@ import pytest
 
 from core.notes import (
     NOTES_FILES,
-    SEEDS_DIR,
     VERDICTS,
     NotesCallout,
     NotesRef,
@@ -19,11 +18,9 @@ from core.notes import (
     quote_is_at,
     run_live,
 )
+from tests.notes_marks import needs_notes
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_notes = pytest.mark.skipif(
-    not SEEDS_DIR.is_dir(), reason=f"the notes are not beside the repo ({SEEDS_DIR})"
-)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import torch
 from core import seeding
 from core.notes import NotesRef, normalise_notes_text, notes_lines
 from core.seeding import MAX_SEED, seed_everything
+from tests.notes_marks import needs_notes
 
 
 def draws() -> tuple[float, list[float], list[float]]:
@@ -161,6 +162,7 @@ class TestCudnnOption:
             seeding.seeding_snippet(-1)
 
 
+@needs_notes
 class TestNotesSeedingCode:
     def test_notes_recipe_is_verbatim(self):
         ref = NotesRef.parse(seeding.NOTES_SEEDING_REF)
