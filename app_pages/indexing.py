@@ -21,6 +21,10 @@ K = "indexing"
 DIMS = [-3, -2, -1, 0, 1, 2]
 REDUCES = ["none", "scatter_add", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
 PRESET_KEYS = [p.key for p in ix.PRESETS]
+#: The size hint under every tensor editor, from the limits core enforces.
+SIZE_LIMITS = ", ".join(
+    f"{n}-D up to {'x'.join(map(str, shape))}" for n, shape in sorted(ix.PAGE_LIMITS.items())
+)
 DEFAULT_PRESET = "gather"
 
 
@@ -334,7 +338,7 @@ with tab_gs:
         tensor_editor(
             "first",
             "input" if op == "gather" else "dest",
-            "A nested list, 1-D up to 8, 2-D up to 6x8, 3-D up to 3x4x4 (shown as slices).",
+            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
         )
     with e2:
         tensor_editor("index", "index", "Whole numbers, same number of dims as the tensor.")
@@ -436,7 +440,7 @@ with tab_ix:
     )
     i1, i2 = st.columns([2, 3])
     with i1:
-        tensor_editor("x", "x", "A nested list, 1-D up to 8, 2-D up to 6x8, 3-D up to 3x4x4.")
+        tensor_editor("x", "x", f"A nested list, {SIZE_LIMITS}.")
     with i2:
         st.selectbox(
             "Example", list(ix.INDEX_PRESETS), key=f"{K}.index_preset", on_change=_load_index_preset

@@ -620,9 +620,11 @@ def _cudnn_only_callout(ops_count: int) -> NotesCallout:
 
 def _device_order_callout() -> NotesCallout:
     run = run_live(DEVICE_ORDER_CODE)
+    # Only a run that confirmed "one current device" may call the notes wrong.
+    confirmed = not run.raised and "torch.device('cuda').index: None" in run.output
     if run.raised:
         today = f"The check raised: {run.error}."
-    elif "torch.device('cuda').index: None" in run.output:
+    elif confirmed:
         today = (
             "PyTorch does not move on to GPU 1 when GPU 0 is busy or full: torch.device('cuda') "
             "has no index and means the current device, cuda:0 unless torch.cuda.set_device "
@@ -640,7 +642,7 @@ def _device_order_callout() -> NotesCallout:
         quote_zh="GPU号默认是从0开始，按照顺序，优先使用0号设备,然后使用1号设备",
         gloss_en="GPU numbers start at 0 and follow the order: device 0 is used first, then "
         "device 1.",
-        verdict="wrong",
+        verdict="wrong" if confirmed else "incomplete",
         today=today,
         run=run,
     )
@@ -648,7 +650,8 @@ def _device_order_callout() -> NotesCallout:
 
 def _collect_env_callout() -> NotesCallout:
     run = run_live(COLLECT_ENV_CODE)
-    if not run.raised and "importable as: torch.utils.collect_env" in run.output:
+    importable = not run.raised and "importable as: torch.utils.collect_env" in run.output
+    if importable:
         today = (
             "No need to find site-packages: collect_env is a module of the installed torch, "
             "so `python -m torch.utils.collect_env` runs it from any directory (the button "
@@ -663,7 +666,7 @@ def _collect_env_callout() -> NotesCallout:
         quote_zh="进入以下路径，运行命令python collect_env.py，便可获取当前的环境信息",
         gloss_en="Go to the following path and run `python collect_env.py` to get the "
         "current environment information.",
-        verdict="out of date",
+        verdict="out of date" if importable else "incomplete",
         today=today,
         run=run,
     )

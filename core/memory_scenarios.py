@@ -761,7 +761,7 @@ def _pool_rule_callout() -> NotesCallout:
         verdict = "wrong" if wrong_remainder or wrong_threshold else "incomplete"
         today = (
             f"After the 4-byte tensor {remaining:,} B of the 2 MiB segment are free "
-            f"({format_size(remaining)}), "
+            f"(2 MiB minus the {2 * MiB - remaining:,} B block), "
             + ("not 1.5 MB. " if wrong_remainder else "as the notes say. ")
             + f"{over:,} B (1 MiB + 512 B, under the notes' 1.5 MB) went to the {over_pool} "
             f"pool and a {format_size(over_seg)} segment"
@@ -777,6 +777,7 @@ def _pool_rule_callout() -> NotesCallout:
             "'reuse' scenario on the real device to see the real allocator do the same."
         )
     return NotesCallout(
+        evidence_by=SIMULATOR_EVIDENCE,
         key="memory_pool_threshold",
         title="The 1.5 MB rule: the pool threshold is 1 MiB, and 2,096,640 B remain",
         ref=NotesRef.parse("000:5"),
@@ -821,6 +822,7 @@ def _oom_retry_callout() -> NotesCallout:
             "pages from inside a segment.)"
         )
     return NotesCallout(
+        evidence_by=SIMULATOR_EVIDENCE,
         key="memory_oom_retry",
         title="Before an OOM the allocator frees whole cached segments, not idle parts",
         ref=NotesRef.parse("000:5"),
@@ -836,6 +838,13 @@ def _oom_retry_callout() -> NotesCallout:
         today=today,
         run=run,
     )
+
+
+#: Who produced a memory callout's live result: the simulator, which runs without a GPU.
+SIMULATOR_EVIDENCE = (
+    f"the app's allocator simulator (following PyTorch {torch.__version__.split('+')[0]}'s "
+    "CUDACachingAllocator.cpp)"
+)
 
 
 def notes_callouts() -> list[NotesCallout]:

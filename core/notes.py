@@ -183,7 +183,9 @@ class NotesCallout:
     ``quote_zh`` is the notes' text verbatim (a test finds it at ``ref`` in the notes);
     ``gloss_en`` says in English what it claims; ``today`` is what PyTorch does now, written
     from ``run`` (the caller picks the sentence by looking at the run's result, so a change in
-    PyTorch changes the sentence); ``verdict`` is one of :data:`VERDICTS`.
+    PyTorch changes the sentence); ``verdict`` is one of :data:`VERDICTS`. ``evidence_by`` names
+    what produced the live result when it is not PyTorch itself (the allocator simulator on a
+    machine without a GPU); empty means the run called PyTorch.
     """
 
     key: str
@@ -194,12 +196,20 @@ class NotesCallout:
     verdict: str
     today: str
     run: LiveRun
+    evidence_by: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if not re.fullmatch(r"[a-z0-9_]+", self.key):
             raise ValueError(f"callout key must be snake_case, got {self.key!r}")
+
+
+def today_heading(callout: NotesCallout) -> str:
+    """The heading over the live side of a callout: who did what the box reports."""
+    if callout.evidence_by:
+        return f"Today, {callout.evidence_by} does"
+    return f"PyTorch {callout.run.torch_version} does"
 
 
 def all_callouts() -> list[NotesCallout]:

@@ -418,3 +418,17 @@ class TestCallouts:
             "has main(): True",
         ]
         assert "`python -m torch.utils.collect_env` runs it from any directory" in callout.today
+
+    @pytest.mark.parametrize(
+        ("builder", "code_name", "confident"),
+        [
+            ("_device_order_callout", "DEVICE_ORDER_CODE", "wrong"),
+            ("_collect_env_callout", "COLLECT_ENV_CODE", "out of date"),
+        ],
+    )
+    def test_a_failed_check_claims_no_verdict(self, monkeypatch, builder, code_name, confident):
+        # A snippet that raises proves nothing about the notes: no confident badge.
+        monkeypatch.setattr(environment, code_name, "raise RuntimeError('no check')")
+        callout = getattr(environment, builder)()
+        assert callout.run.raised
+        assert callout.verdict == "incomplete" != confident

@@ -57,7 +57,10 @@ def test_callouts_verdicts_and_today_text():
         "1049088 B -> large pool, segment of 20971520 B",
         "1048576 B -> small pool, segment of 2097152 B",
     ]
-    assert "2,096,640 B of the 2 MiB segment are free (2.00 MiB), not 1.5 MB" in pool.today
+    assert (
+        "2,096,640 B of the 2 MiB segment are free (2 MiB minus the 512 B block), not 1.5 MB"
+        in pool.today
+    )
     assert "1,049,088 B (1 MiB + 512 B, under the notes' 1.5 MB) went to the large pool" in (
         pool.today
     )

@@ -17,6 +17,7 @@ from core.notes import (
     normalise_notes_text,
     quote_is_at,
     run_live,
+    today_heading,
 )
 from tests.notes_marks import needs_notes
 
@@ -61,6 +62,23 @@ def test_run_live_namespace_is_fresh():
 def test_callout_rejects_unknown_verdict():
     with pytest.raises(ValueError, match="verdict"):
         NotesCallout("k", "t", NotesRef.parse("002:1"), "q", "g", "maybe", "today", run_live(""))
+
+
+def test_today_heading_names_who_produced_the_evidence():
+    run = run_live("print(1)")
+    plain = NotesCallout("k", "t", NotesRef.parse("000:5"), "q", "g", "wrong", "today", run)
+    assert today_heading(plain) == f"PyTorch {run.torch_version} does"
+    simulated = NotesCallout(
+        "k", "t", NotesRef.parse("000:5"), "q", "g", "wrong", "today", run, "the simulator"
+    )
+    assert today_heading(simulated) == "Today, the simulator does"
+
+
+def test_simulated_callouts_say_so(callouts):
+    # The memory callouts run the allocator simulator, not PyTorch's allocator: say so.
+    for callout in callouts:
+        if "allocator_sim" in callout.run.code:
+            assert "simulator" in today_heading(callout), callout.key
 
 
 def test_normalise_collapses_escaped_newlines():

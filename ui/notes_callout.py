@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.notes import NotesCallout, NotesRef, cite
+from core.notes import NotesCallout, NotesRef, cite, today_heading
 
 _VERDICT_COLOURS = {
     "wrong": "red",
@@ -31,7 +31,7 @@ def notes_callout(callout: NotesCallout) -> None:
             st.text(callout.quote_zh)
             st.text(f"In English: {callout.gloss_en}")
         with today_col:
-            st.markdown(f"**PyTorch {callout.run.torch_version} does**")
+            st.markdown(f"**{today_heading(callout)}**")
             st.text(callout.today)
             st.code(callout.run.code, language="python")
             st.code(callout.run.transcript or "(prints nothing)", language="text")

@@ -315,3 +315,10 @@ def test_pitfalls(page):
         assert len(verdicts) == 1, (number, [w.value for w in at.warning])
     at.slider(key=f"{K}.pitfall_n").set_value(2).run()
     assert not at.exception
+
+
+def test_size_hint_follows_the_page_limits(page):
+    # The notes' one-hot (4 labels x class_num 10) needs 2-D up to 6x10; the hint must say so.
+    rows, cols = ix.PAGE_LIMITS[2]
+    assert (rows, cols) == (6, 10)
+    assert f"2-D up to {rows}x{cols}" in page.text_input(key=f"{K}.first").help

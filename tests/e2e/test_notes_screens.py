@@ -92,6 +92,9 @@ def test_callout_renders_quote_and_today(server, browser, who, slug, key, _):
         # The quote is shown as it is in the notes, and today's sentence from the live run.
         assert callout.quote_zh in text and callout.today in text, text
         SCREENSHOTS.mkdir(exist_ok=True)
+        # A callout is taller than a phone's screen: grow the viewport (same width) so the
+        # element shot holds the whole box, title included, instead of the scrolled part.
+        _save_whole(page, f"notes-callout-{key}-{who}-page", VIEWPORTS[who]["width"])
         box.first.screenshot(path=str(SCREENSHOTS / f"notes-callout-{key}-{who}.png"))
     finally:
         context.close()
