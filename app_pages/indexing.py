@@ -62,7 +62,7 @@ def preset_citation(p: ix.Preset) -> None:
             "output for it, so the page checks the result against what their code gives."
         )
     else:
-        notes_citation(p.ref, verbatim=True)
+        notes_citation(p.ref, detail="same inputs, dim, dtype and printed output")
 
 
 def comparison_message(p: ix.Preset, trace: ix.Trace) -> None:

@@ -198,6 +198,11 @@ class NotesCallout:
     run: LiveRun
     evidence_by: str = ""
 
+    @property
+    def quote_display(self) -> str:
+        """The quote as a reader sees it: the notes' literal ``\\n`` escapes become line breaks."""
+        return self.quote_zh.replace("\\n", "\n")
+
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")

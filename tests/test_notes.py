@@ -81,6 +81,14 @@ def test_simulated_callouts_say_so(callouts):
             assert "simulator" in today_heading(callout), callout.key
 
 
+def test_quote_display_breaks_lines_where_the_notes_escape_them():
+    run = run_live("")
+    callout = NotesCallout(
+        "k", "t", NotesRef.parse("000:32"), "def f():\\n return 1", "g", "wrong", "today", run
+    )
+    assert callout.quote_display == "def f():\n return 1"
+
+
 def test_normalise_collapses_escaped_newlines():
     assert normalise_notes_text("a\\nb  \n c") == "a b c"
 

@@ -28,7 +28,7 @@ def notes_callout(callout: NotesCallout) -> None:
         notes_col, today_col = st.columns(2)
         with notes_col:
             st.markdown(f"**The notes say** ({cite(callout.ref)})")
-            st.text(callout.quote_zh)
+            st.text(callout.quote_display)
             st.text(f"In English: {callout.gloss_en}")
         with today_col:
             st.markdown(f"**{today_heading(callout)}**")
@@ -37,10 +37,13 @@ def notes_callout(callout: NotesCallout) -> None:
             st.code(callout.run.transcript or "(prints nothing)", language="text")
 
 
-def notes_citation(ref: str | NotesRef, *, verbatim: bool = True) -> None:
-    """A one-line caption under an example: where in the notes it comes from, or that it is a
-    variation of the notes' example (never claimed as theirs)."""
+def notes_citation(
+    ref: str | NotesRef, *, verbatim: bool = True, detail: str = "the notes' own text"
+) -> None:
+    """A one-line caption under an example: where in the notes it comes from (``detail`` says
+    what is taken verbatim), or that it is a variation of the notes' example (never claimed as
+    theirs)."""
     if verbatim:
-        st.caption(f"From the {cite(ref)}, verbatim: same inputs, dim, dtype and printed output.")
+        st.caption(f"From the {cite(ref)}, verbatim: {detail}.")
     else:
         st.caption(f"A variation of the {cite(ref)} example, not the notes' own inputs.")

@@ -249,7 +249,7 @@ def test_notes_callouts_and_citations(page):
     at = page
     shown = " ".join(t.value for t in at.text)
     for callout in notes_callouts():
-        assert callout.quote_zh in shown, callout.key
+        assert callout.quote_display in shown, callout.key
         assert callout.today in shown, callout.key
     captions = texts(at.caption)
     for ref in ("000:11", "002:801-805", "000:76", "002:795"):

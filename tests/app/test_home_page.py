@@ -281,6 +281,9 @@ class TestNotesOnHome:
         shown = " ".join(texts(at.text))
         assert "Only torch's draws repeat; random and numpy do not" in shown
         assert "PyTorch does not move on to GPU 1" in shown
+        # The notes' code quote reads as code: their literal \n escapes become line breaks.
+        assert "def init_seeds(seed=0):\n torch.manual_seed(seed)\n" in shown
+        assert "\\n" not in shown
 
 
 class TestLiveProcesses:

@@ -50,7 +50,7 @@ def test_every_demo_draws_its_verdict_and_callouts():
     assert "RuntimeError: a Tensor with 0 elements cannot be converted to Scalar" in shown
     for callout in ip.notes_callouts():
         assert callout.today in shown, callout.key
-        assert callout.quote_zh in shown, callout.key
+        assert callout.quote_display in shown, callout.key
     assert "From the notes 002:311-361, verbatim" in shown
     assert "From the notes 002:142-160: the notes' own inputs; today's output differs" in shown
     assert "A variation of the notes 004:117-132 example" in shown

@@ -127,7 +127,7 @@ def test_callouts_show_the_notes_and_today(page):
     callouts = {c.key: c for c in ix.notes_callouts()}
     texts = [t.value for t in at.text]
     c = callouts["gather_unique_rows"]
-    assert c.quote_zh in texts and c.today in texts
+    assert c.quote_display in texts and c.today in texts
     assert c.run.transcript in _codes(at)
     at.selectbox(key=f"{K}.pitfall").select(1).run()
     assert "pitfall1_arange_recipe" in _callout_keys(at)
