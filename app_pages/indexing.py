@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -13,6 +11,7 @@ from core.notes import LiveRun, NotesCallout, cite
 from ui.code import show_code
 from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
 from ui.indexing_notes_demos import render_notes_demos
+from ui.markdown import plain
 from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
@@ -242,12 +241,6 @@ def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos
     return labels[choice]
 
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_$~])")
-
-
-def plain(text: str) -> str:
-    """Escape the markdown that st.error would apply to user text (``**x**`` stays ``**x**``)."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", text).replace("](", "]\\(")
 
 
 def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:

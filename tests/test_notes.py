@@ -119,3 +119,11 @@ def test_readme_lists_every_callout(callouts):
     section = match[1]
     absent = [c.key for c in callouts if f"`{c.ref}`" not in section or c.key not in section]
     assert not absent, f"README section does not list: {absent}"
+
+
+def test_callout_titles_survive_markdown():
+    # Titles go through st.markdown; '2**k + 1' must not turn into bold.
+    from ui.markdown import plain
+
+    assert plain("not 2**k + 1") == r"not 2\*\*k + 1"
+    assert plain("[x](http://e)") == r"[x]\(http://e)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.notes import NotesCallout, NotesRef, cite, today_heading
+from ui.markdown import plain
 
 _VERDICT_COLOURS = {
     "wrong": "red",
@@ -23,7 +24,7 @@ def notes_callout(callout: NotesCallout) -> None:
     """
     with st.container(border=True, key=f"notes_callout-{callout.key}"):
         head, badge = st.columns([5, 1], vertical_alignment="center")
-        head.markdown(f"**{callout.title}**")
+        head.markdown(f"**{plain(callout.title)}**")
         badge.badge(callout.verdict, color=_VERDICT_COLOURS.get(callout.verdict, "gray"))
         notes_col, today_col = st.columns(2)
         with notes_col:

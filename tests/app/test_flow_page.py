@@ -91,6 +91,8 @@ def test_default_view(flow_page):
     assert "still only warns ('max_window_size 32 is not aligned with max filter size 17')" \
         in texts
     assert "neither the frame size nor the device" in texts
+    # the title's '2**k + 1' is shown as written, not turned into bold by st.markdown
+    assert any(r"not 2\*\*k + 1" in m.value for m in at.markdown)
 
 
 def test_window_controls(flow_page):
