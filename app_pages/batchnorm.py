@@ -569,7 +569,9 @@ one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=setting
 o1, o2 = st.columns(2)
 with o1:
     st.markdown(f"**`nn.{one.module_name}` in train() on `{one.shape}`** raises:")
-    st.code(one.train_error or "(no error: this torch accepts it)", language="text")
+    st.code(
+        one.train_error or "(no error: this torch accepts it)", language="text", wrap_lines=True
+    )
 with o2:
     st.markdown("**in eval()** (fresh running statistics 0 and 1) it works:")
     st.code(", ".join(f"{v:.4f}" for v in one.eval_output), language="text")
@@ -590,7 +592,7 @@ for column, run in zip(st.columns(2), runs, strict=True):
         if run.error is None:
             st.code(f"trained on all {run.batches_trained} batches", language="text")
         else:
-            st.code(f"batch {run.failed_batch}: {run.error}", language="text")
+            st.code(f"batch {run.failed_batch}: {run.error}", language="text", wrap_lines=True)
 st.info(bn.explain_loader(*runs), icon=":material/info:")
 show_code(bn.batch_of_one_snippet(channels, 0 if one_layout == "(1, C)" else 2)
           + "\n\n# --- the DataLoader remedy ---\n\n"
@@ -625,7 +627,7 @@ for column, result in zip(st.columns(2), eval_results, strict=True):
     with column, st.container(border=True, key=f"batchnorm-eval-{result.track_running_stats}"):
         st.markdown(f"**track_running_stats={result.track_running_stats}**")
         if result.error is not None:
-            st.code(result.error, language="text")
+            st.code(result.error, language="text", wrap_lines=True)
             st.markdown("A batch with one value per channel cannot be normalized with its own "
                         "statistics, in eval() too (the message still says “when training”).")
             continue

@@ -35,7 +35,10 @@ def notes_callout(callout: NotesCallout) -> None:
             st.markdown(f"**{today_heading(callout)}**")
             st.text(callout.today)
             st.code(callout.run.code, language="python")
-            st.code(callout.run.transcript or "(prints nothing)", language="text")
+            # Wrapped: an error line is the lesson and must not hide behind a scrollbar.
+            st.code(
+                callout.run.transcript or "(prints nothing)", language="text", wrap_lines=True
+            )
 
 
 def notes_citation(
