@@ -1,0 +1,58 @@
+"""One legibility style for every Plotly figure the app shows (a projector at the back of a room).
+
+:func:`legible` raises every text size in a figure to at least :data:`MIN_FONT_PX` (layout font,
+titles, axis ticks and titles, legend, annotations such as subplot titles, and text drawn in
+traces like heatmap cell values) and moves a legend that sits below the plot, where it collides
+with the x-axis title, to a row above the plot area. Pure: plotly only, no Streamlit.
+
+>>> import plotly.graph_objects as go
+>>> fig = legible(go.Figure(go.Scatter(x=[0, 1], y=[1, 2])))
+>>> fig.layout.font.size
+14
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+#: Smallest text size, in CSS px, on any chart (the issue's projector rule).
+MIN_FONT_PX = 14
+#: Chart titles a step larger than the body text.
+TITLE_FONT_PX = 16
+
+
+def _at_least(current, minimum: int):
+    """``current`` raised to ``minimum`` (``None`` means unset); per-point sizes element-wise."""
+    if isinstance(current, (list, tuple)):
+        return [_at_least(size, minimum) for size in current]
+    return minimum if current is None or current < minimum else current
+
+
+def legible(fig: go.Figure, *, min_px: int = MIN_FONT_PX) -> go.Figure:
+    """Raise every text size in ``fig`` to ``min_px`` or more, in place; return ``fig``.
+
+    Sizes already larger are kept. A horizontal legend placed below the plot (``y < 0``) moves
+    above the plot area, so it cannot overlap the x-axis title.
+    """
+    if min_px < 1:
+        raise ValueError(f"min_px must be a positive font size, got {min_px}")
+    layout = fig.layout
+    layout.font.size = _at_least(layout.font.size, min_px)
+    if layout.title.text:
+        layout.title.font.size = _at_least(layout.title.font.size, max(min_px, TITLE_FONT_PX))
+    for axis_name in [name for name in layout if name.startswith(("xaxis", "yaxis"))]:
+        axis = layout[axis_name]
+        axis.tickfont.size = _at_least(axis.tickfont.size, min_px)
+        axis.title.font.size = _at_least(axis.title.font.size, min_px)
+    layout.legend.font.size = _at_least(layout.legend.font.size, min_px)
+    if layout.legend.orientation == "h" and layout.legend.y is not None and layout.legend.y < 0:
+        layout.legend.update(y=1.02, yanchor="bottom", x=0, xanchor="left")
+    for annotation in layout.annotations or ():
+        annotation.font.size = _at_least(annotation.font.size, min_px)
+    for trace in fig.data:
+        if "textfont" in trace:
+            trace.textfont.size = _at_least(trace.textfont.size, min_px)
+        if "colorbar" in trace:
+            trace.colorbar.tickfont.size = _at_least(trace.colorbar.tickfont.size, min_px)
+    layout.hoverlabel.font.size = _at_least(layout.hoverlabel.font.size, min_px)
+    return fig
