@@ -8,4 +8,5 @@ import streamlit as st
 def show_code(code: str, *, title: str = "Reproduce this view in Python") -> None:
     """Show ``code`` in an expander; st.code gives it a copy button."""
     with st.expander(title, icon=":material/code:"):
-        st.code(code, language="python")
+        # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
+        st.code(code, language="python", wrap_lines=True)

@@ -34,7 +34,8 @@ def notes_callout(callout: NotesCallout) -> None:
         with today_col:
             st.markdown(f"**{today_heading(callout)}**")
             st.text(callout.today)
-            st.code(callout.run.code, language="python")
+            # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
+            st.code(callout.run.code, language="python", wrap_lines=True)
             # Wrapped: an error line is the lesson and must not hide behind a scrollbar.
             st.code(
                 callout.run.transcript or "(prints nothing)", language="text", wrap_lines=True
