@@ -5,11 +5,16 @@ Each takes a Playwright ``page`` already showing a finished Streamlit run:
 - :func:`main_figure` -> where the lesson's main figure starts and whether it shows data;
 - :func:`truncated_texts` -> widget labels, tabs, metric labels and buttons cut by ellipsis;
 - :func:`chart_font_sizes` -> the smallest text size drawn in any Plotly chart;
-- :func:`serious_violations` -> axe-core's critical and serious violations.
+- :func:`serious_violations` -> axe-core's critical and serious violations, minus known
+  Streamlit ones matched by rule id *and* target selector;
+- :func:`wait_for_figure` -> waits until the main figure has drawn its data.
 """
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from axe_playwright_python.sync_playwright import Axe
@@ -95,16 +100,71 @@ def chart_font_sizes(page) -> list[dict]:
     return page.evaluate(_FONT_JS)
 
 
-def serious_violations(page, *, ignore: dict[str, str] | None = None) -> list[dict]:
-    """axe-core violations of impact critical or serious, minus rule ids in ``ignore``.
+def wait_for_figure(page, timeout_s: float = 15.0) -> FigureBox | None:
+    """Poll :func:`main_figure` until it exists and is filled (Plotly draws after the script
+    finishes); returns the last answer, filled or not, after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    found = main_figure(page)
+    while (found is None or not found.filled) and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+        found = main_figure(page)
+    return found
 
-    ``ignore`` maps a rule id to the reason (an upstream Streamlit issue) it cannot be fixed here.
+
+#: Appended to a node's target when the node sits in a widget whose control is disabled
+#: (WCAG 1.4.3 sets no contrast minimum for inactive components; axe cannot tell, see
+#: dequelabs/axe-core#1731), so a known entry can match disabled widgets only.
+DISABLED_MARK = " :in-disabled-widget"
+
+_DISABLED_JS = """(selector) => {
+  let el = null;
+  try { el = document.querySelector(selector); } catch (e) { return false; }
+  const box = el && el.closest("[data-testid='stElementContainer']");
+  return !!(box && box.querySelector(":disabled, [aria-disabled='true']"));
+}"""
+
+
+def _describe(page, node: dict) -> str:
+    """The node's target selector, plus :data:`DISABLED_MARK` if it is in a disabled widget."""
+    target = ", ".join(map(str, node["target"]))
+    if len(node["target"]) == 1 and page.evaluate(_DISABLED_JS, str(node["target"][0])):
+        target += DISABLED_MARK
+    return target
+
+
+def _is_known(rule: str, target: str, known: Mapping[tuple[str, str], str]) -> bool:
+    return any(rule == k_rule and re.search(pattern, target) for k_rule, pattern in known)
+
+
+def serious_violations(
+    page,
+    *,
+    ignore: dict[str, str] | None = None,
+    known: Mapping[tuple[str, str], str] | None = None,
+) -> list[dict]:
+    """axe-core violations of impact critical or serious.
+
+    ``known`` maps ``(rule id, regex on the node's target selector, with DISABLED_MARK appended
+    for a node inside a disabled widget)`` to the upstream Streamlit
+    issue that explains why the app cannot fix it: only the nodes matching both are left out (a
+    violation whose nodes are all known disappears). ``ignore`` drops whole rule ids; prefer
+    ``known``. Each result has the rule id, impact, help, the number of nodes and up to five
+    targets with a piece of their HTML.
     """
     response = Axe().run(page).response
     skipped = ignore or {}
-    return [
-        {"id": v["id"], "impact": v["impact"], "help": v["help"],
-         "targets": [", ".join(n["target"]) for n in v["nodes"]][:5]}
-        for v in response["violations"]
-        if v["impact"] in ("critical", "serious") and v["id"] not in skipped
-    ]
+    known = known or {}
+    out = []
+    for v in response["violations"]:
+        if v["impact"] not in ("critical", "serious") or v["id"] in skipped:
+            continue
+        nodes = [n for n in v["nodes"] if not _is_known(v["id"], _describe(page, n), known)]
+        if not nodes:
+            continue
+        out.append({
+            "id": v["id"], "impact": v["impact"], "help": v["help"], "nodes": len(nodes),
+            "targets": [
+                f"{', '.join(map(str, n['target']))}  <- {n['html'][:120]}" for n in nodes[:5]
+            ],
+        })  # fmt: skip
+    return out
