@@ -28,8 +28,10 @@ expandable segments, CUDA graphs or cross-stream events:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 KB = 1024
@@ -67,12 +69,29 @@ _ADDRESS_BASE = 0x7F0000000000  # where the simulated device address space start
 _SIZE_MAX = 2**64 - 1  # CUDAAllocatorConfig::max_split_size() when unset
 
 
-def format_size(nbytes: int) -> str:
-    """Format a byte count exactly as the native allocator's ``format_size`` does.
+#: From this many GiB on, :func:`format_size` writes the number of GiB in scientific notation.
+HUGE_GIB = 10**6
+
+
+def format_size(nbytes: int | float) -> str:
+    """Format a byte count exactly as the native allocator's ``format_size`` does, up to
+    :data:`HUGE_GIB` GiB; beyond that (no device has a million GiB) the number of GiB is written
+    in scientific notation with two significant digits instead of dozens of digits.
 
     >>> format_size(512), format_size(2 * 2**20), format_size(3 * 2**30)
     ('512 bytes', '2.00 MiB', '3.00 GiB')
+    >>> format_size(10**30 * 2**30), format_size(float("inf"))
+    ('1.0e30 GiB', 'an unbounded size')
     """
+    if isinstance(nbytes, float):
+        if math.isnan(nbytes) or math.isinf(nbytes):
+            return "an unbounded size" if nbytes > 0 else f"{nbytes} bytes"
+        if nbytes.is_integer():
+            nbytes = int(nbytes)
+    if nbytes >= HUGE_GIB * GiB:
+        # Decimal: exact for any int, and never overflows a float
+        mantissa, _, exponent = f"{Decimal(nbytes) / GiB:.1e}".partition("e")
+        return f"{mantissa}e{int(exponent)} GiB"
     if nbytes <= 1024:
         return f"{nbytes} bytes"
     if nbytes <= MiB:

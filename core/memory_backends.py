@@ -399,11 +399,23 @@ def _signed(delta: int) -> str:
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
-    """Parse ``"1024, 1024"`` / ``"(3, 224, 224)"`` into a shape; raises ``ValueError``."""
-    cleaned = text.strip().strip("()[]").replace("x", ",").replace("×", ",")
-    parts = [p.strip() for p in cleaned.split(",") if p.strip()]
-    if not parts:
+    """Parse ``"1024, 1024"`` / ``"(3, 224, 224)"`` / ``"64x64"`` into a shape.
+
+    One trailing comma is allowed, as in Python (``"(3,)"``); any other empty piece
+    (``"1024,,"``, ``"1024, , 3"``) is refused, naming it. Raises ``ValueError``.
+    """
+    cleaned = text.strip().strip("()[]").replace("x", ",").replace("×", ",").strip()
+    if not cleaned:
         raise ValueError(f"shape must be comma-separated sizes such as '1024, 1024', got {text!r}")
+    if cleaned.endswith(","):
+        cleaned = cleaned[:-1]  # "(3,)": Python's one-element tuple
+    parts = [p.strip() for p in cleaned.split(",")]
+    for i, part in enumerate(parts, start=1):
+        if not part:
+            raise ValueError(
+                f"shape piece {i} of {len(parts)} is empty in {text!r}: write a size between "
+                "every pair of commas, such as '1024, 1024'"
+            )
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
@@ -420,24 +432,44 @@ def request_bytes(
     unit: str = "MB",
     shape: tuple[int, ...] | None = None,
     dtype: str = "float32",
+    *,
+    max_bytes: int | None = None,
 ) -> tuple[int, str]:
     """The byte count and a label for a request by size+unit or by shape+dtype.
 
-    Units are binary (KB = 1024 B, MB = 2**20 B, GB = 2**30 B), as torch reports them.
+    Units are binary (KB = 1024 B, MB = 2**20 B, GB = 2**30 B), as torch reports them. ``size``
+    ``None`` (a cleared input), zero, negative or not finite is refused. With ``max_bytes`` (the
+    device's total memory) a request larger than the whole device is refused here, before any
+    allocator is asked. Raises ``ValueError`` with a message for a person.
     """
     if shape is not None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         itemsize = torch.empty((), dtype=DTYPES[dtype]).element_size()
         nbytes = math.prod(shape) * itemsize
-        return nbytes, f"{dtype}{list(shape)}"
+        label = f"{dtype}{list(shape)}"
+        _check_fits(nbytes, label, max_bytes)
+        return nbytes, label
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    if size is None or not math.isfinite(size) or size <= 0:
+    if size is None:
+        raise ValueError("size is empty: enter a positive number")
+    if isinstance(size, bool) or not isinstance(size, (int, float)):
         raise ValueError(f"size must be a positive number, got {size!r}")
-    nbytes = int(math.ceil(size * UNITS[unit]))
+    if not math.isfinite(size) or size <= 0:
+        raise ValueError(f"size must be a positive number, got {size:g}")
     shown = f"{size:g} {unit}"
-    return nbytes, shown
+    exact = size * UNITS[unit]  # a float: may be far beyond any device, even infinite
+    _check_fits(exact, shown, max_bytes)
+    return int(math.ceil(exact)), shown
+
+
+def _check_fits(nbytes: int | float, label: str, max_bytes: int | None) -> None:
+    if max_bytes is not None and nbytes > max_bytes:
+        raise ValueError(
+            f"Refused: {format_size(nbytes)} is more than the whole device "
+            f"({format_size(max_bytes)}); you asked for {label}"
+        )
 
 
 def allocate(

@@ -68,6 +68,16 @@ class TestBasics:
         assert format_size(GiB) == "1024.00 MiB"
         assert format_size(80 * GiB) == "80.00 GiB"
 
+    def test_format_size_huge_is_scientific(self):
+        """Issue 12: 1e30 GB printed as a 31-digit number of GiB; now two significant digits."""
+        assert format_size(int(1e30) * GiB) == "1.0e30 GiB"
+        assert format_size(1e30 * GiB) == "1.0e30 GiB"  # a float request
+        assert format_size(int(8.3e20 * GiB)) == "8.3e20 GiB"
+        assert format_size(999_999 * GiB) == "999999.00 GiB"  # below the threshold: native
+        assert format_size(10**400) == "9.3e390 GiB"  # beyond a float: no OverflowError
+        assert format_size(float("inf")) == "an unbounded size"
+        assert all(len(format_size(10**k)) <= 16 for k in range(0, 60))
+
 
 class TestRules:
     def test_rounding_4_byte_tensor_notes_numbers(self):

@@ -218,6 +218,35 @@ class TestBackendsAndLedger:
         with pytest.raises(ValueError, match="dtype must be one of"):
             request_bytes(shape=(2,), dtype="complex7")
 
+    def test_shape_with_an_empty_piece_is_refused(self):
+        """Issue 12: '1024,,' was accepted as (1024,); the message names the empty piece."""
+        with pytest.raises(ValueError, match="piece 2 of 2 is empty in '1024,,'"):
+            parse_shape("1024,,")
+        with pytest.raises(ValueError, match="piece 2 of 3 is empty"):
+            parse_shape("1024, , 3")
+        with pytest.raises(ValueError, match="piece 1 of 2 is empty"):
+            parse_shape(",1024")
+        assert parse_shape("(3,)") == (3,)  # Python's one-element tuple keeps working
+        assert parse_shape("1024, 1024,") == (1024, 1024)
+
+    def test_size_refusals(self):
+        """Issue 12: a cleared size (None), a negative one, and sizes beyond the device (even
+        beyond a float) are refused with a message, never allocated or crashed on."""
+        with pytest.raises(ValueError, match="size is empty"):
+            request_bytes(None, "GB")
+        with pytest.raises(ValueError, match="positive number, got -5"):
+            request_bytes(-5.0, "MB")
+        with pytest.raises(ValueError, match="positive number, got nan"):
+            request_bytes(float("nan"), "MB")
+        with pytest.raises(ValueError, match=r"Refused: 1\.0e30 GiB is more than the whole "
+                           r"device \(8\.00 GiB\); you asked for 1e\+30 GB"):
+            request_bytes(1e30, "GB", max_bytes=8 * GiB)
+        with pytest.raises(ValueError, match="Refused: an unbounded size"):
+            request_bytes(1e308, "GB", max_bytes=8 * GiB)  # 1e308 * 2**30 is inf
+        with pytest.raises(ValueError, match=r"Refused: 3\.7e11 GiB"):
+            request_bytes(shape=(10**10, 10**10), dtype="float32", max_bytes=8 * GiB)
+        assert request_bytes(8.0, "GB", max_bytes=8 * GiB) == (8 * GiB, "8 GB")
+
     def test_request_bytes(self):
         assert request_bytes(1.5, "KB") == (1536, "1.5 KB")
         assert request_bytes(shape=(1024, 1024), dtype="float32")[0] == 4 * MiB
