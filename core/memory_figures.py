@@ -8,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.allocator_sim import MiB, format_size
+from core.allocator_sim import GiB, MiB, format_size
 from core.memory_backends import MemoryState
 
 BAND_LABEL = "used by the device but not reserved by PyTorch (CUDA context, other processes)"
@@ -45,80 +45,104 @@ def live_point(t: float, state: MemoryState) -> LivePoint:
     )
 
 
+#: Where the band for memory outside PyTorch's cache sits, as a share of each row's plot height;
+#: the curves keep below :data:`DATA_TOP`.
+BAND_BOTTOM = 0.8
+DATA_TOP = 0.7
+_UNITS = (("GiB", GiB), ("MiB", MiB), ("KiB", 1024), ("bytes", 1))
+
+
+def axis_unit(peak: int) -> tuple[str, int]:
+    """The unit to draw ``peak`` bytes in: the largest of GiB, MiB, KiB, bytes that is <= it."""
+    return next(((name, size) for name, size in _UNITS if peak >= size), ("bytes", 1))
+
+
 def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
-    """Allocated, reserved, device used and total per device over the last ``window_s`` seconds,
-    with the band between reserved and device used labelled :data:`BAND_LABEL`."""
+    """Allocated and reserved per device over the last ``window_s`` seconds, scaled to what the
+    session reserved; the memory the device uses outside PyTorch's cache (CUDA context, other
+    processes: :data:`BAND_LABEL`) is a separate grey band on top, labelled with its size, so a
+    512 MiB context does not flatten a 2 MiB segment to the axis."""
     devices = list(dict.fromkeys(p.device for p in points)) or ["(no samples yet)"]
-    fig = make_subplots(rows=len(devices), cols=1, shared_xaxes=True, subplot_titles=devices)
+    several = len(devices) > 1
+    fig = make_subplots(
+        rows=len(devices),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=devices if several else None,
+        vertical_spacing=0.12 if several else 0.02,
+    )
     now = max((p.t for p in points), default=0.0)
     for row, device in enumerate(devices, start=1):
         pts = [p for p in points if p.device == device and p.t >= now - window_s]
         x = [p.t - now for p in pts]
-        first = row == 1
+        totals = [p.device_total for p in pts if p.device_total]
+        total = totals[-1] if totals else None
+        peak = max([max(p.reserved, p.allocated) for p in pts] or [0])
+        near_full = total is not None and peak > total / 2
+        unit, scale = axis_unit(total if near_full and total else peak)
 
-        def line(name, values, color, row=row, x=x, first=first, **kw):
+        def line(name, values, color, row=row, x=x, scale=scale, first=row == 1, **kw):
             fig.add_trace(
                 go.Scatter(
                     x=x,
-                    y=values,
+                    y=[v / scale for v in values],
+                    customdata=[format_size(v) for v in values],
                     name=name,
                     legendgroup=name,
                     showlegend=first,
-                    line={"color": color},
+                    line={"color": color, "width": 3},
                     mode="lines+markers" if len(x) < 3 else "lines",
-                    hovertemplate="%{y:.2f} MiB<extra>" + name + "</extra>",
+                    hovertemplate="%{customdata}<extra>" + name + "</extra>",
                     **kw,
                 ),
                 row=row,
                 col=1,
             )
 
-        line("allocated (tensors)", [p.allocated / MiB for p in pts], COLORS["allocated"])
-        line("reserved (PyTorch cache)", [p.reserved / MiB for p in pts], COLORS["reserved"])
-        if any(p.device_used is not None for p in pts):
-            used = [None if p.device_used is None else p.device_used / MiB for p in pts]
-            line(
-                "device used (nvidia-smi)",
-                used,
-                COLORS["device"],
-                fill="tonexty",
-                fillcolor="rgba(127,127,127,0.25)",
-            )
-            fig.add_trace(  # legend entry that names the band
-                go.Scatter(
-                    x=[None],
-                    y=[None],
-                    name=BAND_LABEL,
-                    mode="markers",
-                    marker={"color": "rgba(127,127,127,0.4)", "symbol": "square", "size": 12},
-                    showlegend=first,
-                ),
-                row=row,
-                col=1,
-            )
-        # The total is usually far above the curves: name it instead of drawing it, unless the
-        # device is more than half full.
-        totals = [p.device_total for p in pts if p.device_total]
-        peak = max(
-            [max(p.reserved, p.device_used or 0) for p in pts] or [0],
+        line("allocated (tensors)", [p.allocated for p in pts], COLORS["allocated"])
+        line("reserved (PyTorch cache)", [p.reserved for p in pts], COLORS["reserved"])
+        if near_full and total:
+            line("device total", [total] * len(x), "#d62728", line_dash="dash")
+        top = (total if near_full and total else peak) / scale / DATA_TOP if peak else 1.0
+        fig.update_yaxes(
+            title_text=unit + (f" (device {format_size(total)})" if total else ""),
+            range=[0, top],
+            row=row,
+            col=1,
         )
-        title = device
-        if totals:
-            title += f": total {format_size(totals[-1])}"
-            if peak > totals[-1] / 2:
-                line("device total", [totals[-1] / MiB] * len(x), "#d62728", line_dash="dash")
-        fig.layout.annotations[row - 1].text = title
-        fig.update_yaxes(title_text="MiB", rangemode="tozero", row=row, col=1)
-        if peak > 0:
-            top = peak / MiB * 1.15
-            if totals and peak > totals[-1] / 2:
-                top = totals[-1] / MiB * 1.05
-            fig.update_yaxes(range=[0, top], row=row, col=1)
+        outside = [p.device_used - p.reserved for p in pts if p.device_used is not None]
+        if outside:
+            refs = {"xref": "x domain", "yref": "y domain", "row": row, "col": 1}
+            fig.add_shape(
+                type="rect",
+                x0=0,
+                x1=1,
+                y0=BAND_BOTTOM,
+                y1=1,
+                fillcolor="rgba(127,127,127,0.3)",
+                line={"width": 0},
+                **refs,
+            )
+            fig.add_annotation(
+                x=0.5,
+                y=(BAND_BOTTOM + 1) / 2,
+                text=f"<b>outside PyTorch's cache: {format_size(max(outside[-1], 0))}</b>"
+                "<br>CUDA context, other processes (not to scale)",
+                showarrow=False,
+                font={"color": "#111111"},
+                **refs,
+            )
     fig.update_xaxes(title_text="seconds (0 = now)", row=len(devices), col=1)
     fig.update_layout(
-        height=260 * len(devices) + 120,
-        legend={"orientation": "h", "y": -0.25},
-        margin={"t": 40, "b": 10},
+        height=360 * len(devices) + 60,
+        legend={
+            "orientation": "h",
+            "y": 1.0 + (0.08 if several else 0.02),
+            "yanchor": "bottom",
+            "x": 0,
+            "xanchor": "left",
+        },
+        margin={"t": 70 if several else 40, "b": 10, "l": 10, "r": 10},
     )
     return fig
 

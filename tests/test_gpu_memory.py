@@ -450,8 +450,30 @@ class TestFigures:
         assert any("inactive split" in n for n in names) and any("allocated" in n for n in names)
         assert len(fragmentation_figure(state).data) == 1
         chart = live_chart([live_point(0.0, state), live_point(1.0, state)], 60.0)
-        assert any("not reserved by PyTorch" in (t.name or "") for t in chart.data)
+        band = [a.text for a in chart.layout.annotations if "outside PyTorch" in a.text]
+        assert band == [
+            "<b>outside PyTorch's cache: 512.00 MiB</b><br>CUDA context, other processes "
+            "(not to scale)"
+        ]
         assert segment_map([]).data  # empty snapshot still draws
+
+    def test_live_chart_is_scaled_to_the_session_not_the_context(self):
+        """Issue 12: the first scenario reserves 2 MiB beside a 512 MiB context. The axis is
+        scaled to the 2 MiB (the context is a separate band with its size), so the reserved
+        line is not flattened to the floor."""
+        gpu, ledger = SimulatedGpu(24), TensorLedger()
+        run_scenario("tiny", gpu, ledger)
+        state = gpu.state()
+        chart = live_chart([live_point(0.0, state), live_point(1.0, state)], 60.0)
+        low, high = chart.layout.yaxis.range
+        reserved = next(t for t in chart.data if t.name.startswith("reserved"))
+        assert low == 0 and reserved.y[-1] == 2.0
+        assert chart.layout.yaxis.title.text == "MiB (device 24.00 GiB)"
+        assert 0.5 * high <= reserved.y[-1] <= 0.75 * high  # the curve fills the plot ...
+        assert max(t.y[-1] for t in chart.data) < 512  # ... and no trace carries the context
+        assert reserved.customdata[-1] == "2.00 MiB"  # hover in the allocator's own format
+        empty = live_chart([], 60.0)
+        assert empty.layout.yaxis.range == (0, 1.0) and not empty.layout.shapes
 
     def test_segment_map_shows_a_tiny_live_tensor(self):
         """The 'partial' lesson: one 512 B block pins a 2 MiB segment. At true scale it is 0.02 %
