@@ -79,6 +79,12 @@ class Scenario:
     steps: tuple[Step, ...]
     ref: str = ""
     verbatim: bool = False
+    short: str = ""  # a title that fits a narrow select box; the full one heads the lesson
+
+    @property
+    def name(self) -> str:
+        """The short title, or the title where there is none."""
+        return self.short or self.title
 
 
 @dataclass(frozen=True)
@@ -109,11 +115,74 @@ class StepOutcome:
         return f"{self.segment}: {self.segment_type} pool, {format_size(self.segment_size)} segment"
 
 
+def step_label(step: Step) -> str:
+    """A step as a short line of code: ``x = 512 bytes``, ``del a``, ``empty_cache()`` ..."""
+    if step.kind == "alloc":
+        what = (
+            f"{step.dtype}{list(step.shape)}"
+            if step.shape is not None
+            else format_size(step.nbytes)
+        )
+        return f"{step.name} = {what}"
+    return {
+        "free": f"del {step.name}",
+        "free_all": "free all",
+        "empty_cache": "empty_cache()",
+        "reset_peak": "reset_peak_memory_stats()",
+        "cap": f"cap reserved at +{format_size(step.nbytes)}",
+        "uncap": "remove the cap",
+    }[step.kind]
+
+
 @dataclass(frozen=True)
 class ScenarioRun:
     scenario: Scenario
     backend_label: str
     outcomes: tuple[StepOutcome, ...]
+
+    def rows(self) -> list[dict[str, str]]:
+        """One short row per step for a table that fits a laptop screen: the step as code, the
+        numbers after it, where its block landed, and what to look at (long text wraps)."""
+        rows = []
+        retries = 0
+        for i, o in enumerate(self.outcomes, start=1):
+            retried = "freed the cache, retried" if o.num_alloc_retries > retries else ""
+            failed = "" if o.ok else "OOM" if o.error else "refused"
+            status = ": ".join(part for part in (retried, failed) if part)
+            status = f" ({status})" if status else ""
+            retries = o.num_alloc_retries
+            rows.append(
+                {
+                    "#": str(i),
+                    "step": step_label(o.step) + status,
+                    "allocated": format_size(o.allocated),
+                    "reserved": format_size(o.reserved),
+                    "segments": str(o.segments),
+                    "lands in": o.landed_in,
+                    "look at": o.step.note,
+                }
+            )
+        return rows
+
+    @property
+    def summary(self) -> str:
+        """One line for the page's message slot: the run and its last allocation's explanation
+        (or its last step's, when it allocates nothing)."""
+        allocs = [o for o in self.outcomes if o.step.kind == "alloc"]
+        last = (allocs or list(self.outcomes))[-1]
+        return (
+            f"Ran '{self.scenario.name}' ({len(self.outcomes)} steps). "
+            f"{step_label(last.step)}: {last.message}"
+        )
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """The OutOfMemoryErrors the run caught, one line each."""
+        return tuple(
+            f"Caught OutOfMemoryError at '{o.step.name}': {o.error}"
+            for o in self.outcomes
+            if o.error
+        )
 
 
 _CLEAN = (
@@ -174,6 +243,7 @@ SCENARIOS: dict[str, Scenario] = {
                 ),
             ),
             ref="000:5",
+            short="4 bytes reserve 2 MiB",
             verbatim=True,
         ),
         Scenario(
@@ -198,6 +268,7 @@ SCENARIOS: dict[str, Scenario] = {
                 _alloc("d", 100_000, "reuses the cached remainder: reserved does not change"),
             ),
             ref="000:5",
+            short="The 1 MiB pool threshold",
         ),
         Scenario(
             "partial",
@@ -214,6 +285,7 @@ SCENARIOS: dict[str, Scenario] = {
                 Step("empty_cache", note="releases the 20 MiB segment; b pins the 2 MiB one"),
             ),
             ref="004:40-43",
+            short="empty_cache and a pinned segment",
         ),
         Scenario(
             "fragmentation",
@@ -224,6 +296,7 @@ SCENARIOS: dict[str, Scenario] = {
             "entirely free, the allocator's own release-and-retry can use its memory.",
             _fragmentation_steps(),
             ref="000:5",
+            short="Fragmentation OOM and retry",
         ),
         Scenario(
             "del",
@@ -237,6 +310,7 @@ SCENARIOS: dict[str, Scenario] = {
                 Step("empty_cache", note="now the driver gets the memory back"),
             ),
             ref="004:40-43",
+            short="del without empty_cache",
         ),
     )
 }
@@ -1176,9 +1250,7 @@ def map_location_demo(world_size: int = 4, saved_device: str = "cuda:0") -> MapL
             attempts.append(LoadAttempt(call, None, f"{type(exc).__name__}: {first_line}"))
         else:
             attempts.append(LoadAttempt(call, str(next(iter(loaded.values())).device), None))
-    workers = tuple(
-        WorkerLoad(rank, tags[0], f"cuda:{rank}", nbytes) for rank in range(world_size)
-    )
+    workers = tuple(WorkerLoad(rank, tags[0], f"cuda:{rank}", nbytes) for rank in range(world_size))
     return MapLocationDemo(saved_device, rewritten, nbytes, tuple(tags), tuple(attempts), workers)
 
 

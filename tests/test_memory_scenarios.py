@@ -231,3 +231,35 @@ def test_conv_oom_demo_smaller_batch_fits():
     assert rows[1].ok and not rows[0].ok
     with pytest.raises(ValueError, match=re.escape("batches must be positive, got ()")):
         ms.conv_oom_demo(())
+
+
+# ------------------------------------------------------------------ the page's scenario table
+def test_scenario_rows_are_short_and_name_the_retry():
+    """Issue 12: the step table was ten columns wide with whole explanations in them (cut off
+    at the right); each row now has seven short cells, the long text lives in 'look at'."""
+    from core.memory_backends import SimulatedGpu, TensorLedger
+
+    run = ms.run_scenario("fragmentation", SimulatedGpu(24), TensorLedger())
+    rows = run.rows()
+    assert len(rows) == len(run.outcomes)
+    assert list(rows[0]) == [
+        "#",
+        "step",
+        "allocated",
+        "reserved",
+        "segments",
+        "lands in",
+        "look at",
+    ]
+    steps = [r["step"] for r in rows]
+    assert "big = 12.00 MiB (freed the cache, retried: OOM)" in steps
+    assert steps[-2] == "big = 24.00 MiB (freed the cache, retried)"
+    assert all(len(r[k]) <= 40 for r in rows for k in r if k != "look at")
+    assert len(run.errors) == 1 and run.errors[0].startswith("Caught OutOfMemoryError at 'big'")
+    assert run.summary.startswith("Ran 'Fragmentation OOM and retry' (23 steps). big = 24.00 MiB")
+
+
+def test_every_scenario_has_a_short_name():
+    assert all(0 < len(s.name) <= 32 for s in ms.SCENARIOS.values())
+    assert ms.step_label(ms.Step("alloc", name="x", nbytes=4)) == "x = 4 bytes"
+    assert ms.step_label(ms.Step("cap", nbytes=50 * MiB)) == "cap reserved at +50.00 MiB"
