@@ -254,7 +254,7 @@ def test_scenario_rows_are_short_and_name_the_retry():
     steps = [r["step"] for r in rows]
     assert "big = 12.00 MiB (freed the cache, retried: OOM)" in steps
     assert steps[-2] == "big = 24.00 MiB (freed the cache, retried)"
-    assert all(len(r[k]) <= 40 for r in rows for k in r if k != "look at")
+    assert all(len(r[k]) <= 48 for r in rows for k in r if k != "look at")
     assert len(run.errors) == 1 and run.errors[0].startswith("Caught OutOfMemoryError at 'big'")
     assert run.summary.startswith("Ran 'Fragmentation OOM and retry' (23 steps). big = 24.00 MiB")
 
