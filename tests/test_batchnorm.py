@@ -15,15 +15,18 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.batchnorm import (
+    MAX_STEPS,
     NOTES_REFS,
     BNState,
     SimConfig,
     Stream,
+    affordable_steps,
     batch_of_one,
     batch_of_one_snippet,
     cap_spatial,
     compare_modes,
     compare_norms,
+    estimate_simulate_seconds,
     explain_loader,
     explain_update,
     formula_check,
@@ -338,6 +341,38 @@ class TestStreamAndSimulate:
         assert "capped at 73" in capped.notice
         assert cap_spatial(10**6, dims=1, batch_size=2, channels=2).side == 65_536
         assert cap_spatial(99, dims=0, batch_size=2, channels=2).notice is None
+
+    def test_simulate_reports_each_step_without_changing_the_result(self):
+        calls: list[tuple[int, int]] = []
+        with_hook = simulate(DEFAULT_STREAM, 6, 4, spatial=(2, 2),
+                             on_step=lambda done, total: calls.append((done, total)))
+        plain = simulate(DEFAULT_STREAM, 6, 4, spatial=(2, 2))
+        assert calls == [(k, 6) for k in range(1, 7)]
+        np.testing.assert_array_equal(with_hook.running_mean, plain.running_mean)
+        simulate(DEFAULT_STREAM, 0, 4, on_step=lambda done, total: calls.append((done, total)))
+        assert len(calls) == 6  # no step, no call
+
+    def test_estimate_grows_with_steps_and_batch_values(self):
+        small = SimConfig(stream=DEFAULT_STREAM, batch_size=16, spatial=(4, 4))
+        large = SimConfig(stream=DEFAULT_STREAM, batch_size=256, spatial=(18, 18))
+        assert estimate_simulate_seconds(small, 0) == 0.0
+        # the page's default (60 steps of 768 values) is far under a second; a long history
+        # of the largest batches is minutes, which the page gates behind a click
+        assert estimate_simulate_seconds(small, 60) < 0.2
+        assert estimate_simulate_seconds(large, MAX_STEPS) > 60
+        assert estimate_simulate_seconds(large, 20) == pytest.approx(
+            2 * estimate_simulate_seconds(large, 10))
+        with pytest.raises(ValueError, match="steps"):
+            estimate_simulate_seconds(small, -1)
+
+    def test_affordable_steps_fit_the_budget(self):
+        large = SimConfig(stream=DEFAULT_STREAM, batch_size=256, spatial=(18, 18))
+        n = affordable_steps(large, 3.0)
+        assert 1 <= n < MAX_STEPS
+        assert estimate_simulate_seconds(large, n) <= 3.0 < estimate_simulate_seconds(large, n + 1)
+        assert affordable_steps(large, 0.0) == 1  # always at least one step
+        small = SimConfig(stream=DEFAULT_STREAM, batch_size=2, spatial=())
+        assert affordable_steps(small, 1e9) == MAX_STEPS
 
     def test_sample_batch_is_deterministic_per_index(self):
         a = sample_batch(DEFAULT_STREAM, 7, 4, (2,), seed=3)
