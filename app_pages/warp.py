@@ -11,14 +11,20 @@ import streamlit as st
 
 from core import warp
 from core.notes import NotesCallout, cite
+from ui.charts import show_chart
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
+from ui.lesson import lesson_layout
 from ui.notes_callout import notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
 DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
 SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
+# The difference map is about 300 px wide beside the two warps: a finer preview (max-pooled, so
+# no error hides) would only cost transfer time on every control change.
+HEAT_MAX_SIDE = 320
+HEAT_PLOT_PX = 270  # about the heat map's plot width (its column less the colour bar)
 # Streamlit's browser side rewrites "#000001" ... "#000010" in every plotly spec (its theme
 # placeholders), even with theme=None: Inferno's first colour "#000004" became lavender, so
 # zero error looked like a big one. Same colour, written so nothing rewrites it.
@@ -46,142 +52,207 @@ KEPT_STATE = (
 keep_widget_state(KEPT_STATE)
 
 
+def matrix_markdown(name: str, value: np.ndarray) -> str:
+    """``name = [matrix]`` as inline maths in display style (no scroll region around it)."""
+    return f"$\\displaystyle {name} = {warp.matrix_latex(value)}$"
+
+
+def heat_height(dsize: tuple[int, int]) -> int:
+    """Chart height (px) at which the difference map fills its axes for a ``(w, h)`` output."""
+    w, h = dsize
+    return int(min(460, max(120, round(HEAT_PLOT_PX * h / w) + 50)))
+
+
 @st.cache_resource(show_spinner=False)
 def _warp_callouts() -> dict[str, NotesCallout]:
     """This page's notes callouts, run once per process (NotesCallout is frozen)."""
     return {callout.key: callout for callout in warp.notes_callouts()}
 
 
-st.title("Affine warp playground")
-st.caption(
-    "What you will see: one OpenCV matrix M applied twice, by cv2.warpAffine and by "
-    "F.affine_grid + F.grid_sample, with the pixel-by-pixel difference, the matrices that "
-    "connect them, and where every output pixel samples the input."
+@st.cache_data(show_spinner=False, max_entries=16)
+def _compare(
+    img: np.ndarray,
+    matrix: np.ndarray,
+    dsize: tuple[int, int],
+    align_corners: bool,
+    mode: str,
+    padding_mode: str,
+    device: str,
+    notes: bool,
+) -> warp.WarpComparison:
+    """compare_warps, computed once per distinct input for every session (a toggle flipped back
+    and forth, a class of students on the same defaults)."""
+    return warp.compare_warps(
+        img,
+        matrix,
+        dsize,
+        align_corners=align_corners,
+        mode=mode,
+        padding_mode=padding_mode,
+        device=device,
+        notes=notes,
+    )
+
+
+layout = lesson_layout(
+    "Affine warp playground",
+    "the **|grid_sample − cv2|** map beside the two warps of one matrix M: black means "
+    "F.affine_grid + F.grid_sample agrees with cv2.warpAffine. Switch on **Notes' theta** and "
+    "it lights up at every edge: a half-pixel shift.",
 )
 settings = current_settings()
 
-img = image_input("warp.image")
+# ------------------------------------------------------------------------------------------
+# Details, section 1: the image first (the controls beside the figure need its size)
+# ------------------------------------------------------------------------------------------
+with layout.details:
+    st.header("1. Image, transform and output size", anchor=False)
+    img = image_input("warp.image")
 if img is None:
-    st.info("Pick a sample or upload an image to start warping.", icon=":material/image:")
+    with layout.figure:
+        st.info(
+            "Pick a sample or upload an image below (section 1) to start warping.",
+            icon=":material/image:",
+        )
     st.stop()
 try:
     warp.validate_image(img)
 except ValueError as error:
-    st.error(
-        f"{error}\n\nHint: choose a bundled sample or upload a larger image.",
-        icon=":material/error:",
-    )
+    with layout.figure:
+        st.error(
+            f"{error}\n\nHint: choose a bundled sample or upload a larger image (section 1).",
+            icon=":material/error:",
+        )
     st.stop()
 src_h, src_w = img.shape[:2]
 if warp.is_grayscale(img):
-    st.info(
-        "This image is grayscale: its three channels are equal, so both warps and every error "
-        "below are the same as for a single channel.",
-        icon=":material/filter_b_and_w:",
-    )
+    with layout.details:
+        st.info(
+            "This image is grayscale: its three channels are equal, so both warps and every "
+            "error are the same as for a single channel.",
+            icon=":material/filter_b_and_w:",
+        )
 
 # ------------------------------------------------------------------------------------------
-# 1. The transform, three ways
+# Controls beside the figure: the lesson's switch, the main transform, the sampling modes
 # ------------------------------------------------------------------------------------------
-st.header("1. Define the transform M", anchor=False)
-definition = st.radio(
-    "How to define M (OpenCV's 2x3 matrix: source pixel -> destination pixel)",
-    DEFINITIONS,
-    horizontal=True,
-    key="warp.definition",
-)
-
 matrix: np.ndarray | None = None
 definition_error: str | None = None
-try:
-    if definition == "Sliders":
-        c1, c2, c3, c4 = st.columns(4)
-        angle = c1.slider("Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle")
-        scale = c1.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale")
-        shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x")
-        shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y")
-        tx = c3.slider("Translate x (% of width)", -100, 100, 0, 1, key="warp.tx")
-        ty = c3.slider("Translate y (% of height)", -100, 100, 0, 1, key="warp.ty")
-        cx = c4.slider("Centre x (% of width)", 0, 100, 50, 1, key="warp.cx")
-        cy = c4.slider("Centre y (% of height)", 0, 100, 50, 1, key="warp.cy")
-        centre = (cx / 100 * (src_w - 1), cy / 100 * (src_h - 1))
-        st.caption(
-            f"M = T({tx / 100 * src_w:.1f}, {ty / 100 * src_h:.1f} px) · "
-            f"cv2.getRotationMatrix2D(centre=({centre[0]:.1f}, {centre[1]:.1f}), "
-            f"angle={angle:g}, scale={scale:g}) · Shear(centre)"
-        )
-        matrix = warp.matrix_from_params(
-            angle, scale, shear_x, shear_y, tx / 100 * src_w, ty / 100 * src_h, centre
-        )
-    elif definition == "Matrix entries":
-        default = warp.matrix_from_params(15, 0.9, center=((src_w - 1) / 2, (src_h - 1) / 2))
-        text = st.text_area(
-            "M as two rows of three numbers (a b c / d e f); brackets and commas are fine",
-            value="\n".join("  ".join(f"{v:.6g}" for v in row) for row in default),
-            height=90,
-            key="warp.matrix_text",
-            help="x' = a·x + b·y + c and y' = d·x + e·y + f, in pixels. Paste a NumPy array "
-            "straight from Python if you like.",
-        )
-        matrix = warp.parse_matrix_text(text)
-    else:
-        src_default, dst_default = warp.default_points(src_w, src_h)
-        st.caption(
-            "Three source points and where they must land; cv2.getAffineTransform solves for M."
-        )
-        src_pts, dst_pts = [], []
-        for i in range(3):
-            cols = st.columns(4)
-            values = []
-            for col, (label, name, default_value) in zip(
-                cols,
-                [
-                    (f"source {i + 1} x", f"p{i}_sx", src_default[i, 0]),
-                    (f"source {i + 1} y", f"p{i}_sy", src_default[i, 1]),
-                    (f"destination {i + 1} x", f"p{i}_dx", dst_default[i, 0]),
-                    (f"destination {i + 1} y", f"p{i}_dy", dst_default[i, 1]),
-                ],
-                strict=True,
-            ):
-                values.append(
-                    col.number_input(
-                        label, value=float(default_value), step=1.0, key=f"warp.{name}"
-                    )
-                )
-            src_pts.append(values[:2])
-            dst_pts.append(values[2:])
-        matrix = warp.matrix_from_points(src_pts, dst_pts)
-except ValueError as error:
-    definition_error = str(error)
+with layout.controls:
+    notes = st.toggle(
+        "Notes' theta",
+        value=False,
+        key="warp.notes",
+        help=f"Use the notes' affine2theta ({cite('000:18')}) instead of the correct "
+        "conversion. It normalizes with x_n = 2x/W - 1, which is half a pixel off with "
+        "align_corners=False. Switch it on to see the error appear.",
+    )
+    align_corners = st.toggle(
+        "align_corners",
+        value=False,
+        key="warp.align_corners",
+        help="Passed to F.affine_grid and F.grid_sample: are −1 and 1 the centres of the corner "
+        "pixels (True) or the outer edges of the image (False)?",
+    )
+    definition = st.radio(
+        "Define M with",
+        DEFINITIONS,
+        key="warp.definition",
+        help="M is OpenCV's 2x3 matrix: source pixel -> destination pixel.",
+    )
+    try:
+        if definition == "Sliders":
+            angle = st.slider("Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle")
+            scale = st.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale")
+        elif definition == "Matrix entries":
+            default = warp.matrix_from_params(15, 0.9, center=((src_w - 1) / 2, (src_h - 1) / 2))
+            text = st.text_area(
+                "M (two rows of three)",
+                value="\n".join("  ".join(f"{v:.6g}" for v in row) for row in default),
+                height=90,
+                key="warp.matrix_text",
+                help="Two rows a b c / d e f: x' = a·x + b·y + c and y' = d·x + e·y + f, in "
+                "pixels. Brackets and commas are fine: paste a NumPy array straight from Python.",
+            )
+            matrix = warp.parse_matrix_text(text)
+        else:
+            st.caption("Edit the three point pairs below the picture (section 1).")
+    except ValueError as error:
+        definition_error = str(error)
+    mode = st.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode")
+    padding_mode = st.selectbox("Padding", warp.PADDING_MODES, key="warp.padding")
 
 # ------------------------------------------------------------------------------------------
-# 2. Output size and modes
+# Details, section 1 (continued): the rarely used inputs of M, and the output size
 # ------------------------------------------------------------------------------------------
-st.header("2. Output size and sampling modes", anchor=False)
-s1, s2, s3, s4 = st.columns([2, 1, 1, 1])
-size_mode = s1.radio("Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode")
-if size_mode == "Custom":
-    out_w = s1.number_input("Output width", min_value=0, value=src_w, step=1, key="warp.out_w")
-    out_h = s1.number_input("Output height", min_value=0, value=src_h, step=1, key="warp.out_h")
-else:
-    factor = {"Same as input": 1.0, "Half (shrink)": 0.5, "Double (enlarge)": 2.0}[size_mode]
-    out_w, out_h = max(1, round(src_w * factor)), max(1, round(src_h * factor))
-mode = s2.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode")
-padding_mode = s3.selectbox("Padding", warp.PADDING_MODES, key="warp.padding")
-align_corners = s4.toggle("align_corners", value=False, key="warp.align_corners")
-notes = s4.toggle(
-    "Use the notes' affine2theta",
-    value=False,
-    key="warp.notes",
-    help=f"The notes' affine2theta ({cite('000:18')}) normalizes with x_n = 2x/W - 1, which is "
-    "half a pixel off with align_corners=False. Switch it on to see the error appear.",
-)
+with layout.details:
+    try:
+        if definition == "Sliders":
+            st.markdown("**More of M** (shear, translation and the centre of rotation)")
+            c2, c3, c4 = st.columns(3)
+            shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x")
+            shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y")
+            tx = c3.slider("Translate x (% of W)", -100, 100, 0, 1, key="warp.tx")
+            ty = c3.slider("Translate y (% of H)", -100, 100, 0, 1, key="warp.ty")
+            cx = c4.slider("Centre x (% of W)", 0, 100, 50, 1, key="warp.cx")
+            cy = c4.slider("Centre y (% of H)", 0, 100, 50, 1, key="warp.cy")
+            centre = (cx / 100 * (src_w - 1), cy / 100 * (src_h - 1))
+            st.caption(
+                f"M = T({tx / 100 * src_w:.1f}, {ty / 100 * src_h:.1f} px) · "
+                f"cv2.getRotationMatrix2D(centre=({centre[0]:.1f}, {centre[1]:.1f}), "
+                f"angle={angle:g}, scale={scale:g}) · Shear(centre)"
+            )
+            matrix = warp.matrix_from_params(
+                angle, scale, shear_x, shear_y, tx / 100 * src_w, ty / 100 * src_h, centre
+            )
+        elif definition == "Point pairs":
+            src_default, dst_default = warp.default_points(src_w, src_h)
+            st.markdown(
+                "**Point pairs:** three source points and where they must land; "
+                "cv2.getAffineTransform solves for M."
+            )
+            src_pts, dst_pts = [], []
+            for i in range(3):
+                cols = st.columns(4)
+                values = []
+                for col, (label, name, default_value) in zip(
+                    cols,
+                    [
+                        (f"source {i + 1} x", f"p{i}_sx", src_default[i, 0]),
+                        (f"source {i + 1} y", f"p{i}_sy", src_default[i, 1]),
+                        (f"target {i + 1} x", f"p{i}_dx", dst_default[i, 0]),
+                        (f"target {i + 1} y", f"p{i}_dy", dst_default[i, 1]),
+                    ],
+                    strict=True,
+                ):
+                    values.append(
+                        col.number_input(
+                            label, value=float(default_value), step=1.0, key=f"warp.{name}"
+                        )
+                    )
+                src_pts.append(values[:2])
+                dst_pts.append(values[2:])
+            matrix = warp.matrix_from_points(src_pts, dst_pts)
+    except ValueError as error:
+        definition_error = str(error)
+
+    size_mode = st.radio("Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode")
+    if size_mode == "Custom":
+        s1, s2 = st.columns(2)
+        out_w = s1.number_input("Output width", min_value=0, value=src_w, step=1, key="warp.out_w")
+        out_h = s2.number_input("Output height", min_value=0, value=src_h, step=1, key="warp.out_h")
+    else:
+        factor = {"Same as input": 1.0, "Half (shrink)": 0.5, "Double (enlarge)": 2.0}[size_mode]
+        out_w, out_h = max(1, round(src_w * factor)), max(1, round(src_h * factor))
+    size_note = st.container()
+
 if definition_error is not None:
-    st.error(
-        f"{definition_error}\n\nHint: change the {definition.lower()} above; the rest of the "
-        "page updates as soon as M is valid.",
-        icon=":material/error:",
-    )
+    with layout.figure:
+        st.error(
+            f"{definition_error}\n\nHint: change the {definition.lower()} of M; the picture "
+            "updates as soon as M is valid.",
+            icon=":material/error:",
+        )
     st.stop()
 try:
     dsize = warp.validate_dsize((out_w, out_h))
@@ -193,124 +264,84 @@ except ValueError as error:
         else f"'{size_mode}' gives {out_w}×{out_h} for this {src_w}×{src_h} image; choose "
         "another output size option, or Custom."
     )
-    st.error(f"{error}\n\nHint: {hint}", icon=":material/error:")
+    with layout.figure:
+        st.error(f"{error}\n\nHint: {hint}", icon=":material/error:")
     st.stop()
 
 try:
-    with st.spinner("Warping with cv2.warpAffine and F.grid_sample..."):
-        result = warp.compare_warps(
-            img,
-            matrix,
-            dsize,
-            align_corners=align_corners,
-            mode=mode,
-            padding_mode=padding_mode,
-            device=settings.device,
-            notes=notes,
-        )
-        correct = (
-            warp.compare_warps(
-                img,
-                matrix,
-                dsize,
-                align_corners=align_corners,
-                mode=mode,
-                padding_mode=padding_mode,
-                device=settings.device,
-            )
-            if notes
-            else result
-        )
+    with layout.figure, st.spinner("Warping with cv2.warpAffine and F.grid_sample..."):
+        args = (img, matrix, dsize, align_corners, mode, padding_mode, settings.device)
+        result = _compare(*args, notes)
+        correct = _compare(*args, False) if notes else result
 except ValueError as error:
-    st.error(
-        f"{error}\n\nHint: a different image, transform or output size will work.",
-        icon=":material/error:",
-    )
+    with layout.figure:
+        st.error(
+            f"{error}\n\nHint: a different image, transform or output size will work.",
+            icon=":material/error:",
+        )
     st.stop()
 
-# What the output size does, measured on this warp (the correct theta, on the CPU).
-try:
-    check = warp.canvas_check(
-        img,
-        matrix,
-        dsize,
-        align_corners=align_corners,
-        mode=mode,
-        padding_mode=padding_mode,
-        warped=correct.warped if settings.device == "cpu" else None,
-    )
-except ValueError as error:  # e.g. reflection too far outside at the input's own size
-    st.caption(f"The output-size check could not run for this transform: {error}")
-else:
-    st.caption(warp.output_size_caption(check, channels=1 if img.ndim == 2 else img.shape[2]))
-with st.expander(f"The notes on affine_grid's size ({cite('000:18')})"):
-    notes_callout(_warp_callouts()["affine_grid_size_vs_dsize"])
-
 # ------------------------------------------------------------------------------------------
-# 3. Side by side
+# The main figure: both warps and their difference
 # ------------------------------------------------------------------------------------------
-st.header("3. cv2.warpAffine vs F.grid_sample", anchor=False)
 theta_name = "the notes' affine2theta" if notes else "affine_to_theta"
-c1, c2, c3 = st.columns(3)
-with c1:
-    st.image(
-        result.reference,
-        caption=f"cv2.warpAffine ({result.cv2_interpolation}, {result.cv2_border})",
-        width="stretch",
-    )
-with c2:
-    st.image(
-        result.warped,
-        caption=f"F.grid_sample ({mode}, {padding_mode}, "
-        f"align_corners={align_corners}) with {theta_name}",
-        width="stretch",
-    )
-with c3:
-    # Large outputs are max-pooled for the browser, so no error can hide in the preview.
-    diff_preview, pool = warp.max_pool_preview(result.difference, max_side=600)
-    heat = go.Figure(
-        go.Heatmap(
-            z=diff_preview,
-            x0=0,
-            dx=pool,
-            y0=0,
-            dy=pool,
-            colorscale=DIFF_COLORSCALE,
-            zmin=0,
-            zmax=max(1.0, float(diff_preview.max())),
-            colorbar={"title": "|Δ|"},
-            hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
-        )
-    )
-    heat.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
-    heat.update_xaxes(showticklabels=False)
-    heat.update_layout(
-        title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
-        margin={"l": 0, "r": 0, "t": 40, "b": 0},
-        height=320,
-    )
-    st.plotly_chart(heat, width="stretch", theme=None, key="warp.diff_chart")
-
 e = result.errors
-m1, m2, m3, m4 = st.columns(4)
 unit = " grey levels" if img.dtype == np.uint8 else ""
 # An output of at most 2 * border_px pixels on a side has no interior: its figures are NaN.
 has_interior = not math.isnan(e.mean_interior)
-m1.metric(
-    f"Interior max |Δ| ({e.border_px} px border excluded)",
-    f"{e.max_interior:.3g}" if has_interior else "n/a",
-)
-m2.metric("Interior mean |Δ|", f"{e.mean_interior:.4f}" if has_interior else "n/a")
-m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
-m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
+with layout.figure:
+    images_col, heat_col = st.columns([0.36, 0.64], gap="small")
+    with images_col:
+        st.image(
+            result.reference,
+            caption=f"cv2.warpAffine ({result.cv2_interpolation}, {result.cv2_border})",
+            alt=f"The {dsize[0]}×{dsize[1]} output of cv2.warpAffine with the current M.",
+            width="stretch",
+        )
+        st.image(
+            result.warped,
+            caption=f"F.grid_sample ({mode}, {padding_mode}) with {theta_name}",
+            alt=f"The {dsize[0]}×{dsize[1]} output of F.affine_grid + F.grid_sample with "
+            f"{theta_name}; it looks the same as OpenCV's.",
+            width="stretch",
+        )
+    with heat_col:
+        # Large outputs are max-pooled for the browser, so no error can hide in the preview;
+        # the chart is about 300 px wide, so a finer preview would only cost transfer time.
+        diff_preview, pool = warp.max_pool_preview(result.difference, max_side=HEAT_MAX_SIDE)
+        heat = go.Figure(
+            go.Heatmap(
+                z=diff_preview,
+                x0=(pool - 1) / 2,
+                dx=pool,
+                y0=(pool - 1) / 2,
+                dy=pool,
+                colorscale=DIFF_COLORSCALE,
+                zmin=0,
+                zmax=max(1.0, float(diff_preview.max())),
+                colorbar={"title": {"text": "|Δ|"}, "thickness": 12},
+                hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
+            )
+        )
+        # constrain="domain": the axes shrink to the picture instead of framing it in white.
+        heat.update_yaxes(
+            autorange="reversed", scaleanchor="x", constrain="domain", showticklabels=False
+        )
+        heat.update_xaxes(constrain="domain", showticklabels=False)
+        heat.update_layout(
+            title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
+            margin={"l": 0, "r": 0, "t": 40, "b": 0},
+            height=heat_height(dsize),
+        )
+        show_chart(
+            heat,
+            alt=f"Heat map of |grid_sample − cv2.warpAffine| per output pixel: largest "
+            f"{e.max_whole:.3g}, mean {e.mean_whole:.3g}{unit}.",
+            width="stretch",
+            theme=None,
+            key="warp.diff_chart",
+        )
 
-if mode == "nearest":
-    st.caption(
-        f"Nearest neighbour: {result.differing_pixels} output pixels differ, "
-        f"{result.differing_off_ties} of them away from a rounding tie (a sample point within "
-        f"{warp.TIE_PX:g} px of k + 0.5, where OpenCV and grid_sample may round to different "
-        "neighbours)."
-    )
 dx, dy = result.notes_shift
 shift = float(np.hypot(dx, dy))
 if has_interior:
@@ -318,253 +349,340 @@ if has_interior:
     err_mean, err_max = e.mean_interior, e.max_interior
     ok_mean, ok_max = correct.errors.mean_interior, correct.errors.max_interior
 else:
-    st.info(
-        f"The output ({dsize[0]}×{dsize[1]}) has no interior once the {e.border_px} px border "
-        "is excluded, so the figures below are for the whole image. Pick a larger output size "
-        "for interior figures.",
-        icon=":material/info:",
-    )
     where = "Whole-image"
     err_mean, err_max = e.mean_whole, e.max_whole
     ok_mean, ok_max = correct.errors.mean_whole, correct.errors.max_whole
-if notes:
-    if align_corners:
-        how = (
-            "With align_corners=True its 2/W (instead of 2/(W−1)) slightly rescales the "
-            "sampling about the top-left corner, so samples are misplaced by "
-            f"{result.grid_offset_px:.3f} px on average (measured on the grid below). "
-        )
-    else:
-        how = (
-            f"Every sample is misplaced by the same (dx, dy) = ({dx:+.3f}, {dy:+.3f}) px "
-            f"(|shift| = {shift:.3f} px; measured on the grid below: "
-            f"{result.grid_offset_px:.3f} px). "
-        )
-    st.warning(
-        f"**The notes' affine2theta ({cite('000:18')}) is in use.** {how}{where} mean error "
-        f"{err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
-        f"theta; max {err_max:.3g} vs {ok_max:.3g}.",
-        icon=":material/warning:",
-    )
-else:
-    st.success(
-        f"Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
-        f"{err_max:.3g} at most "
-        + ("inside the border" if has_interior else "over the whole image")
-        + ". (Switch on the notes' affine2theta "
-        f"to shift every sample by {shift:.3f} px with align_corners=False.)",
-        icon=":material/check_circle:",
-    )
-
-row = dsize[1] // 2
-profile = go.Figure()
-for name, image, style in (
-    ("cv2.warpAffine", result.reference, {"color": "#1f77b4", "width": 3}),
-    ("F.grid_sample", result.warped, {"color": "#ff7f0e", "width": 1.5, "dash": "dot"}),
-):
-    values = image[row].astype(np.float64).mean(axis=1)
-    profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
-profile.update_layout(
-    title=f"Output row {row}, mean over channels: a sideways offset between the curves is a shift",
-    xaxis_title="output x (px)",
-    yaxis_title="value",
-    height=280,
-    margin={"l": 0, "r": 0, "t": 40, "b": 0},
-)
-st.plotly_chart(profile, width="stretch", key="warp.profile_chart")
-
-# ------------------------------------------------------------------------------------------
-# 4. Matrices and the sampling grid
-# ------------------------------------------------------------------------------------------
-st.header("4. From M to theta, and where each output pixel samples", anchor=False)
-mats = result.matrices
-tab_mats, tab_grid = st.tabs(["Matrices", "Sampling grid"])
-with tab_mats:
-    st.latex(r"\theta = N_{src}\, M^{-1}\, N_{dst}^{-1}\quad\text{(top two rows of the 3×3)}")
-    st.latex(mats.formula)
-    st.caption(
-        f"align_corners={align_corners}: "
-        + (
-            "−1 and 1 are the centres of the corner pixels."
-            if align_corners
-            else "−1 and 1 are the outer edges of the image, half a pixel beyond the corner "
-            "pixel centres."
-        )
-        + f" N_src uses the input size {src_w}×{src_h}, N_dst the output size "
-        f"{dsize[0]}×{dsize[1]}."
-    )
-    a, b = st.columns(2)
-    a.latex(r"N_{src} = " + warp.matrix_latex(mats.n_src))
-    b.latex(r"M^{-1} = " + warp.matrix_latex(mats.m_inv))
-    a.latex(r"N_{dst} = " + warp.matrix_latex(mats.n_dst))
-    b.latex(r"\theta = " + warp.matrix_latex(mats.theta))
-    st.latex(r"M = " + warp.matrix_latex(mats.m))
+with layout.figure:
     if notes:
-        st.latex(r"\theta_{correct} = " + warp.matrix_latex(mats.correct_theta))
-    with st.expander("Why the inverse, and why normalize?"):
-        st.markdown(
-            "cv2.warpAffine reads the destination pixel d from the source at M⁻¹·d, so the "
-            "matrix it needs internally is the inverse of the one you give it. affine_grid "
-            "does the same lookup but wants it in normalized coordinates: for each output "
-            "position in [−1, 1] it returns an input position in [−1, 1]. So we convert output "
-            "pixels to normalized coordinates backwards (N_dst⁻¹), apply M⁻¹, and normalize the "
-            f"result with the input size (N_src). Here theta[0, 2] = {mats.theta[0, 2]:.4f}: "
-            "the normalized input x read by the output's centre column when the image is not "
-            "rotated."
-        )
-with tab_grid:
-    grid = result.grid
-    preview, sx, sy = warp.image_preview(img)
-    fig = go.Figure(
-        go.Image(z=preview, x0=(sx - 1) / 2, dx=sx, y0=(sy - 1) / 2, dy=sy, hoverinfo="skip")
-    )
-    hover = [
-        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
-        for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
-    ]
-    fig.add_trace(
-        go.Scatter(
-            x=grid.in_x,
-            y=grid.in_y,
-            mode="markers",
-            marker={"size": 5, "color": grid.out_x, "colorscale": "Viridis", "line": {"width": 0}},
-            name="grid_sample samples",
-            text=hover,
-            hovertemplate="%{text}<extra></extra>",
-        )
-    )
-    corners = np.array(
-        [[0, 0], [dsize[0] - 1, 0], [dsize[0] - 1, dsize[1] - 1], [0, dsize[1] - 1], [0, 0]],
-        dtype=np.float64,
-    )
-    m_inv = mats.m_inv
-    frame = corners @ m_inv[:2, :2].T + m_inv[:2, 2]
-    fig.add_trace(
-        go.Scatter(
-            x=frame[:, 0],
-            y=frame[:, 1],
-            mode="lines",
-            name="output frame",
-            line={"color": "white", "dash": "dash"},
-            hoverinfo="skip",
-        )
-    )
-    fig.update_layout(
-        height=520,
-        margin={"l": 0, "r": 0, "t": 30, "b": 0},
-        legend={"orientation": "h"},
-        title=f"Every {grid.step}th output pixel, drawn where it reads the input",
-    )
-    g1, g2 = st.columns([3, 2])
-    g1.plotly_chart(fig, width="stretch", key="warp.grid_chart")
-    zoom = result.zoom
-    close = go.Figure()
-    crop = warp.crop_around(
-        img, np.r_[zoom.in_x, zoom.ref_x], np.r_[zoom.in_y, zoom.ref_y], margin=1
-    )
-    if crop is not None:
-        pixels, x0, y0 = crop
-        close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
-    zoom_hover = [
-        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
-        f"{ry:.3f})"
-        for ox, oy, ix, iy, rx, ry in zip(
-            zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
-        )
-    ]
-    close.add_trace(
-        go.Scatter(
-            x=zoom.ref_x,
-            y=zoom.ref_y,
-            mode="markers",
-            marker={"size": 14, "symbol": "circle-open", "color": "white", "line": {"width": 2}},
-            name="cv2.warpAffine reads",
-            hoverinfo="skip",
-        )
-    )
-    close.add_trace(
-        go.Scatter(
-            x=zoom.in_x,
-            y=zoom.in_y,
-            mode="markers",
-            marker={"size": 7, "color": "red" if notes else "lime"},
-            name="grid_sample reads",
-            text=zoom_hover,
-            hovertemplate="%{text}<extra></extra>",
-        )
-    )
-    close.update_yaxes(autorange="reversed", scaleanchor="x", dtick=1, showgrid=False)
-    close.update_xaxes(dtick=1, showgrid=False)
-    close.update_layout(
-        height=520,
-        margin={"l": 0, "r": 0, "t": 30, "b": 0},
-        legend={"orientation": "h"},
-        title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
-    )
-    g2.plotly_chart(close, width="stretch", key="warp.zoom_chart")
-    st.caption(
-        f"Overview: {grid.in_x.size} output pixels, coloured by output x. "
-        "Hover a dot: output pixel ← input coordinate. Dots outside the picture read the "
-        f"padding ({padding_mode}). The dashed outline is the output frame seen from the input. "
-        "In the close-up, a dot centred in its white ring means grid_sample reads exactly where "
-        + (
-            f"OpenCV does; with the notes' theta every dot sits {result.grid_offset_px:.3f} px "
-            "off its ring."
-            if notes
-            else f"OpenCV does (mean offset now {result.grid_offset_px:.1e} px)."
-        )
-    )
-
-# ------------------------------------------------------------------------------------------
-# 5. Timing and code
-# ------------------------------------------------------------------------------------------
-st.header("5. Timing", anchor=False)
-st.caption(
-    f"Both paths on the current image and output size; torch on `{settings.device}`. On a GPU, "
-    "torch.cuda.synchronize() runs before starting and before stopping the clock, because CUDA "
-    "calls return before the kernel has finished."
-)
-if st.button("Time both paths (median of 5)", key="warp.time", icon=":material/timer:"):
-    try:
-        with st.spinner("Timing cv2.warpAffine and affine_grid + grid_sample..."):
-            timing = warp.time_warps(
-                img,
-                matrix,
-                dsize,
-                align_corners=align_corners,
-                mode=mode,
-                padding_mode=padding_mode,
-                device=settings.device,
+        if align_corners:
+            how = (
+                "With align_corners=True its 2/W (instead of 2/(W−1)) slightly rescales the "
+                "sampling about the top-left corner, so samples are misplaced by "
+                f"{result.grid_offset_px:.3f} px on average (measured on the sampling grid). "
             )
-    except ValueError as error:
-        st.error(f"{error}\n\nHint: choose another device in the sidebar.", icon=":material/error:")
+        else:
+            how = (
+                f"Every sample is misplaced by the same (dx, dy) = ({dx:+.3f}, {dy:+.3f}) px "
+                f"(|shift| = {shift:.3f} px; measured on the sampling grid: "
+                f"{result.grid_offset_px:.3f} px). "
+            )
+        st.warning(
+            f"**The notes' affine2theta ({cite('000:18')}) is in use.** {how}{where} mean error "
+            f"{err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
+            f"theta; max {err_max:.3g} vs {ok_max:.3g}.",
+            icon=":material/warning:",
+        )
     else:
-        t1, t2, t3, t4 = st.columns(4)
-        t1.metric("cv2.warpAffine (CPU)", f"{timing.cv2_ms:.2f} ms")
-        t2.metric(f"torch end to end ({timing.device})", f"{timing.torch_ms:.2f} ms")
-        t3.metric("affine_grid + grid_sample only", f"{timing.torch_kernel_ms:.2f} ms")
-        t4.metric("torch / cv2", f"{timing.ratio:.1f}×")
-        st.caption(
-            "End to end = numpy → tensor on the device → affine_grid + grid_sample → numpy. "
-            "The grid_sample path also builds a float grid of 2·H·W coordinates first."
+        st.success(
+            f"Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
+            f"{err_max:.3g} at most "
+            + ("inside the border" if has_interior else "over the whole image")
+            + ". (Switch on the notes' theta "
+            f"to shift every sample by {shift:.3f} px with align_corners=False.)",
+            icon=":material/check_circle:",
         )
 
-sample = st.session_state.get("warp.image.sample", "chelsea.png")
-if st.session_state.get("warp.image.source") == UPLOAD:
-    image_code = "np.array(Image.open('your_image.png').convert('RGB'))"
-else:
-    image_code = (
-        f"np.array(Image.open(Path(skimage.data.data_dir) / {str(sample)!r}).convert('RGB'))"
-    )
-show_code(
-    warp.snippet_for(
-        matrix,
-        dsize,
-        align_corners=align_corners,
-        mode=mode,
-        padding_mode=padding_mode,
-        device=settings.device,
-        notes=notes,
-        image_code=image_code,
-    )
+# What the output size does, measured on this warp (the correct theta, on the CPU).
+with size_note:
+    try:
+        check = warp.canvas_check(
+            img,
+            matrix,
+            dsize,
+            align_corners=align_corners,
+            mode=mode,
+            padding_mode=padding_mode,
+            warped=correct.warped if settings.device == "cpu" else None,
+        )
+    except ValueError as error:  # e.g. reflection too far outside at the input's own size
+        st.caption(f"The output-size check could not run for this transform: {error}")
+    else:
+        st.caption(warp.output_size_caption(check, channels=1 if img.ndim == 2 else img.shape[2]))
+    with st.expander(f"The notes on affine_grid's size ({cite('000:18')})"):
+        notes_callout(_warp_callouts()["affine_grid_size_vs_dsize"])
+
+# ------------------------------------------------------------------------------------------
+# Details, section 2: the difference in numbers
+# ------------------------------------------------------------------------------------------
+details = layout.details
+details.header("2. The difference in numbers", anchor=False)
+m1, m2, m3, m4 = details.columns(4)
+m1.metric(
+    "Interior max |Δ|",
+    f"{e.max_interior:.3g}" if has_interior else "n/a",
+    help=f"Largest |grid_sample − cv2.warpAffine| with a {e.border_px} px border excluded on "
+    "every side (the border is where the two libraries' padding rules meet).",
 )
+m2.metric(
+    "Interior mean |Δ|",
+    f"{e.mean_interior:.4f}" if has_interior else "n/a",
+    help=f"Mean |Δ| with a {e.border_px} px border excluded on every side.",
+)
+m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
+m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
+if mode == "nearest":
+    details.caption(
+        f"Nearest neighbour: {result.differing_pixels} output pixels differ, "
+        f"{result.differing_off_ties} of them away from a rounding tie (a sample point within "
+        f"{warp.TIE_PX:g} px of k + 0.5, where OpenCV and grid_sample may round to different "
+        "neighbours)."
+    )
+if not has_interior:
+    details.info(
+        f"The output ({dsize[0]}×{dsize[1]}) has no interior once the {e.border_px} px border "
+        "is excluded, so the verdict is for the whole image. Pick a larger output size "
+        "for interior figures.",
+        icon=":material/info:",
+    )
+
+with layout.details:
+    row = dsize[1] // 2
+    profile = go.Figure()
+    for name, image, style in (
+        ("cv2.warpAffine", result.reference, {"color": "#1f77b4", "width": 3}),
+        ("F.grid_sample", result.warped, {"color": "#ff7f0e", "width": 1.5, "dash": "dot"}),
+    ):
+        values = image[row].astype(np.float64).mean(axis=1)
+        profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
+    profile.update_layout(
+        title=f"Output row {row}, mean over channels: a sideways offset is a shift",
+        xaxis_title="output x (px)",
+        yaxis_title="value",
+        height=280,
+        margin={"l": 0, "r": 0, "t": 40, "b": 0},
+    )
+    show_chart(
+        profile,
+        alt=f"Output row {row} of both warps, mean over channels: the two curves overlap "
+        "unless one path samples shifted.",
+        width="stretch",
+        key="warp.profile_chart",
+    )
+
+    # ------------------------------------------------------------------------------------------
+    # 4. Matrices and the sampling grid
+    # ------------------------------------------------------------------------------------------
+    st.header("3. From M to theta, and where each output pixel samples", anchor=False)
+    mats = result.matrices
+    tab_mats, tab_grid = st.tabs(["Matrices", "Sampling grid"])
+    with tab_mats:
+        st.latex(r"\theta = N_{src}\, M^{-1}\, N_{dst}^{-1}\quad\text{(top two rows of the 3×3)}")
+        st.latex(mats.formula)
+        st.caption(
+            f"align_corners={align_corners}: "
+            + (
+                "−1 and 1 are the centres of the corner pixels."
+                if align_corners
+                else "−1 and 1 are the outer edges of the image, half a pixel beyond the corner "
+                "pixel centres."
+            )
+            + f" N_src uses the input size {src_w}×{src_h}, N_dst the output size "
+            f"{dsize[0]}×{dsize[1]}."
+        )
+        # Inline maths, one matrix a line: a display formula (st.latex) is a scroll region, and
+        # the 3x3 matrices overflowed it by a few pixels, so axe-core flagged a scroll region a
+        # keyboard cannot reach (scrollable-region-focusable).
+        for name, value in (
+            (r"N_{src}", mats.n_src),
+            (r"M^{-1}", mats.m_inv),
+            (r"N_{dst}", mats.n_dst),
+            (r"\theta", mats.theta),
+            (r"M", mats.m),
+            *([(r"\theta_{correct}", mats.correct_theta)] if notes else []),
+        ):
+            st.markdown(matrix_markdown(name, value))
+        with st.expander("Why the inverse, and why normalize?"):
+            st.markdown(
+                "cv2.warpAffine reads the destination pixel d from the source at M⁻¹·d, so the "
+                "matrix it needs internally is the inverse of the one you give it. affine_grid "
+                "does the same lookup but wants it in normalized coordinates: for each output "
+                "position in [−1, 1] it returns an input position in [−1, 1]. So we convert "
+                "output pixels to normalized coordinates backwards (N_dst⁻¹), apply M⁻¹, and "
+                "normalize the "
+                f"result with the input size (N_src). Here theta[0, 2] = {mats.theta[0, 2]:.4f}: "
+                "the normalized input x read by the output's centre column when the image is not "
+                "rotated."
+            )
+    with tab_grid:
+        grid = result.grid
+        preview, sx, sy = warp.image_preview(img)
+        fig = go.Figure(
+            go.Image(z=preview, x0=(sx - 1) / 2, dx=sx, y0=(sy - 1) / 2, dy=sy, hoverinfo="skip")
+        )
+        hover = [
+            f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
+            for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=grid.in_x,
+                y=grid.in_y,
+                mode="markers",
+                marker={
+                    "size": 5,
+                    "color": grid.out_x,
+                    "colorscale": "Viridis",
+                    "line": {"width": 0},
+                },
+                name="grid_sample samples",
+                text=hover,
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+        corners = np.array(
+            [[0, 0], [dsize[0] - 1, 0], [dsize[0] - 1, dsize[1] - 1], [0, dsize[1] - 1], [0, 0]],
+            dtype=np.float64,
+        )
+        m_inv = mats.m_inv
+        frame = corners @ m_inv[:2, :2].T + m_inv[:2, 2]
+        fig.add_trace(
+            go.Scatter(
+                x=frame[:, 0],
+                y=frame[:, 1],
+                mode="lines",
+                name="output frame",
+                line={"color": "white", "dash": "dash"},
+                hoverinfo="skip",
+            )
+        )
+        fig.update_layout(
+            height=520,
+            margin={"l": 0, "r": 0, "t": 30, "b": 0},
+            legend={"orientation": "h"},
+            title=f"Every {grid.step}th output pixel, drawn where it reads the input",
+        )
+        g1, g2 = st.columns([3, 2])
+        with g1:
+            show_chart(
+                fig,
+                alt=f"The input image with {grid.in_x.size} dots: where every {grid.step}th "
+                "output pixel reads the input, and the output frame as a dashed outline.",
+                width="stretch",
+                key="warp.grid_chart",
+            )
+        zoom = result.zoom
+        close = go.Figure()
+        crop = warp.crop_around(
+            img, np.r_[zoom.in_x, zoom.ref_x], np.r_[zoom.in_y, zoom.ref_y], margin=1
+        )
+        if crop is not None:
+            pixels, x0, y0 = crop
+            close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
+        zoom_hover = [
+            f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
+            f"{ry:.3f})"
+            for ox, oy, ix, iy, rx, ry in zip(
+                zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
+            )
+        ]
+        close.add_trace(
+            go.Scatter(
+                x=zoom.ref_x,
+                y=zoom.ref_y,
+                mode="markers",
+                marker={
+                    "size": 14,
+                    "symbol": "circle-open",
+                    "color": "white",
+                    "line": {"width": 2},
+                },
+                name="cv2.warpAffine reads",
+                hoverinfo="skip",
+            )
+        )
+        close.add_trace(
+            go.Scatter(
+                x=zoom.in_x,
+                y=zoom.in_y,
+                mode="markers",
+                marker={"size": 7, "color": "red" if notes else "lime"},
+                name="grid_sample reads",
+                text=zoom_hover,
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+        close.update_yaxes(autorange="reversed", scaleanchor="x", dtick=1, showgrid=False)
+        close.update_xaxes(dtick=1, showgrid=False)
+        close.update_layout(
+            height=520,
+            margin={"l": 0, "r": 0, "t": 30, "b": 0},
+            legend={"orientation": "h"},
+            title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
+        )
+        with g2:
+            show_chart(
+                close,
+                alt=f"Close-up of {zoom.out_x.size} neighbouring output pixels: filled dots "
+                "where grid_sample reads, rings where cv2.warpAffine reads.",
+                width="stretch",
+                key="warp.zoom_chart",
+            )
+        st.caption(
+            f"Overview: {grid.in_x.size} output pixels, coloured by output x. "
+            "Hover a dot: output pixel ← input coordinate. Dots outside the picture read the "
+            f"padding ({padding_mode}). The dashed outline is the output frame seen from the "
+            "input. In the close-up, a dot centred in its white ring means grid_sample reads "
+            "exactly where "
+            + (
+                f"OpenCV does; with the notes' theta every dot sits {result.grid_offset_px:.3f} px "
+                "off its ring."
+                if notes
+                else f"OpenCV does (mean offset now {result.grid_offset_px:.1e} px)."
+            )
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # 5. Timing and code
+    # ------------------------------------------------------------------------------------------
+    st.header("4. Timing", anchor=False)
+    st.caption(
+        f"Both paths on the current image and output size; torch on `{settings.device}`. On a GPU, "
+        "torch.cuda.synchronize() runs before starting and before stopping the clock, because CUDA "
+        "calls return before the kernel has finished."
+    )
+    if st.button("Time both paths (median of 5)", key="warp.time", icon=":material/timer:"):
+        try:
+            with st.spinner("Timing cv2.warpAffine and affine_grid + grid_sample..."):
+                timing = warp.time_warps(
+                    img,
+                    matrix,
+                    dsize,
+                    align_corners=align_corners,
+                    mode=mode,
+                    padding_mode=padding_mode,
+                    device=settings.device,
+                )
+        except ValueError as error:
+            st.error(
+                f"{error}\n\nHint: choose another device in the sidebar.", icon=":material/error:"
+            )
+        else:
+            t1, t2, t3, t4 = st.columns(4)
+            t1.metric("cv2.warpAffine (CPU)", f"{timing.cv2_ms:.2f} ms")
+            t2.metric(f"torch end to end ({timing.device})", f"{timing.torch_ms:.2f} ms")
+            t3.metric("affine_grid + grid_sample only", f"{timing.torch_kernel_ms:.2f} ms")
+            t4.metric("torch / cv2", f"{timing.ratio:.1f}×")
+            st.caption(
+                "End to end = numpy → tensor on the device → affine_grid + grid_sample → numpy. "
+                "The grid_sample path also builds a float grid of 2·H·W coordinates first."
+            )
+
+    sample = st.session_state.get("warp.image.sample", "chelsea.png")
+    if st.session_state.get("warp.image.source") == UPLOAD:
+        image_code = "np.array(Image.open('your_image.png').convert('RGB'))"
+    else:
+        image_code = (
+            f"np.array(Image.open(Path(skimage.data.data_dir) / {str(sample)!r}).convert('RGB'))"
+        )
+    show_code(
+        warp.snippet_for(
+            matrix,
+            dsize,
+            align_corners=align_corners,
+            mode=mode,
+            padding_mode=padding_mode,
+            device=settings.device,
+            notes=notes,
+            image_code=image_code,
+        )
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import itertools
 import json
@@ -24,7 +25,12 @@ def interior_mean(at) -> float:
 
 
 def interior_max(at) -> float:
-    return float(metrics(at)["Interior max |Δ| (2 px border excluded)"])
+    return float(metrics(at)["Interior max |Δ|"])
+
+
+def formulas(at) -> list[str]:
+    """Every formula on the page: display formulas (st.latex) and the inline-maths matrices."""
+    return [f.value for f in at.latex] + [m.value for m in at.markdown if m.value.startswith("$")]
 
 
 def errors(at) -> str:
@@ -49,7 +55,7 @@ def test_default_view(page):
     assert not at.error
     assert at.title[0].value == "Affine warp playground"
     assert interior_max(at) <= 2 and interior_mean(at) <= 0.5
-    assert len(at.latex) >= 6  # formula, normalization and N_src, M^-1, N_dst, theta, M
+    assert len(formulas(at)) >= 7  # formula, normalization and N_src, M^-1, N_dst, theta, M
     assert any("size is the output grid" in c.value for c in at.caption)
     assert at.success  # "Correct theta: the two paths agree ..."
 
@@ -86,7 +92,7 @@ def test_matrix_entries(page):
     at.text_area(key="warp.matrix_text").input("[[0.8, 0.3, 20], [-0.2, 1.1, -10]]").run()
     assert not at.exception and not at.error
     assert interior_max(at) <= 2
-    assert any("M =" in latex.value and "0.8" in latex.value for latex in at.latex)
+    assert any("M =" in f and "0.8" in f for f in formulas(at))
 
 
 @pytest.mark.parametrize(
@@ -204,7 +210,7 @@ def test_notes_toggle_shows_the_error(page, align_corners):
         assert "|shift| = 0.366 px" in text  # 30 degrees, scale 1: A^-1 (1/2, 1/2) - (1/2, 1/2)
     else:
         assert "2/(W−1)" in text
-    assert any("theta_{correct}" in latex.value for latex in at.latex)
+    assert any("theta_{correct}" in f for f in formulas(at))
 
 
 def test_grayscale_sample(page):
@@ -371,12 +377,12 @@ def test_grid_hover_and_live_matrices(page):
     M = warp.matrix_from_params(30.0, 1.0, center=((w - 1) / 2, (h - 1) / 2))
     x, y = np.linalg.solve(M[:, :2], -M[:, 2])
     assert f"output (0, 0) ← input ({x:.2f}, {y:.2f})" in hover
-    n_src = [latex.value for latex in at.latex if "N_{src} =" in latex.value]
+    n_src = [f for f in formulas(at) if "N_{src} =" in f]
     assert n_src and "0.004435" in n_src[0]  # 2/451: align_corners=False
     at.toggle(key="warp.align_corners").set_value(True).run()
-    n_src = [latex.value for latex in at.latex if "N_{src} =" in latex.value]
+    n_src = [f for f in formulas(at) if "N_{src} =" in f]
     assert "0.004444" in n_src[0]  # 2/450: align_corners=True
-    assert any(r"\frac{2x}{W-1}" in latex.value for latex in at.latex)
+    assert any(r"\frac{2x}{W-1}" in f for f in formulas(at))
 
 
 def size_caption(at) -> str:
@@ -421,3 +427,67 @@ def test_notes_callout_on_size(page):
     assert "size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize" in texts
     assert "the 4x4 output IS the top-left crop img[:4, :4]" in texts
     assert any("notes 000:18" in m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 12: picture first, legible labels, alt text, a difference map that fills its axes
+# ------------------------------------------------------------------------------------------
+
+
+def chart_spec(at, key: str) -> dict:
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.id and key in c.proto.id]
+    return json.loads(chart.proto.spec)
+
+
+def test_every_image_and_chart_has_alt_text(page):
+    """axe-core's critical image-alt: the two warped images had no alt attribute."""
+    at = page
+    alts = [img.alt for element in at.image for img in element.proto.imgs]
+    assert len(alts) == 2 and all(alt.strip() for alt in alts)
+    assert any("cv2.warpAffine" in alt for alt in alts)
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 4 and all(chart.proto.alt.strip() for chart in charts)
+
+
+def test_labels_fit_with_details_in_help(page):
+    """The notes' toggle and the interior metric were cut off at 1280 px: short labels, the
+    rest in help."""
+    at = page
+    toggle = at.toggle(key="warp.notes")
+    assert len(toggle.label) <= 16 and "affine2theta" in toggle.help
+    (metric,) = [m for m in at.metric if m.label.startswith("Interior max")]
+    assert metric.label == "Interior max |Δ|"
+    assert "2 px border" in metric.proto.help
+
+
+@pytest.mark.parametrize(("size", "aspect"), [(None, 300 / 451), ((400, 100), 100 / 400)])
+def test_difference_map_fills_its_axes(page, size, aspect):
+    """The |Δ| map sat small inside a fixed 320 px box: its axes now hug the picture
+    (constrain='domain') and the chart's height follows the output's aspect ratio."""
+    at = page
+    if size is not None:
+        at.radio(key="warp.size_mode").set_value("Custom").run()
+        at.number_input(key="warp.out_w").set_value(size[0])
+        at.number_input(key="warp.out_h").set_value(size[1]).run()
+    spec = chart_spec(at, "warp.diff_chart")
+    layout = spec["layout"]
+    assert layout["xaxis"]["constrain"] == "domain" and layout["yaxis"]["constrain"] == "domain"
+    assert layout["yaxis"]["scaleanchor"] == "x"
+    plot_height = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    # About 270 px of plot width beside the colour bar: the height matches the picture's.
+    assert plot_height == pytest.approx(270 * aspect, abs=25)
+
+
+def test_difference_map_is_pooled_for_the_browser(page):
+    """The map is ~300 px wide: its data is max-pooled to at most 320 px a side, and the
+    pooled maximum is the true maximum (no error hides)."""
+    at = page
+    at.toggle(key="warp.notes").set_value(True).run()
+    spec = chart_spec(at, "warp.diff_chart")
+    z = spec["data"][0]["z"]
+    if isinstance(z, dict):  # plotly 6 sends arrays as base64 typed arrays
+        shape = [int(n) for n in str(z["shape"]).split(",")]
+        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    z = np.asarray(z, dtype=float)
+    assert max(z.shape) <= 320
+    assert float(z.max()) == pytest.approx(float(metrics(at)["Whole-image max |Δ|"]), rel=1e-2)
