@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -13,29 +16,60 @@ import torch
 from core import models as M
 from core import saliency as S
 from core.notes import cite
+from ui.charts import show_chart
 from ui.code import show_code
 from ui.image_input import image_input
+from ui.lesson import lesson_layout
 from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
-st.title("Saliency: which pixels drive the decision?")
-st.caption(
-    "Pick an image and a classifier: the gradient of the class score with respect to every "
-    "input pixel is turned into a heat map, and a sanity check shows whether it explains the model."
-)
+#: A run expected to take longer than this (seconds) waits for a click, with its time announced.
+HEAVY_S = 3.0
+#: Used to announce a run's time before any gradient pass was measured (forward + backward, CPU).
+FALLBACK_PER_IMAGE_MS = 160.0
+TARGET_MODES = ["Predicted class", "Any class"]
+METHOD_NAMES = {
+    "vanilla": "Vanilla gradient",
+    "grad_x_input": "Gradient x input",
+    "smoothgrad": "SmoothGrad",
+    "integrated_gradients": "Integrated Gradients",
+}
+RECIPE_NAMES = {"app": "The app's (default)", "notes": "The notes' (000:2)"}
 
+layout = lesson_layout(
+    "Saliency: which pixels drive the decision?",
+    "the bright pixels of the map and the overlay: the gradient of the explained class's score "
+    "with respect to each input pixel, on the picture the model actually sees.",
+)
 settings = current_settings()
 # Value widgets (not buttons, uploads or tabs) come back as the user left them after a visit
-# to another page, or after switching the method away and back.
+# to another page, or after switching the method away and back. The target radio and class box
+# are not listed: restoring them through the Session State API while also giving them a default
+# made the box show one class while the map explained another (issue 12); they take their
+# value from "saliency._target" as their default instead (see _target_widgets).
 keep_widget_state(
     f"saliency.{name}"
     for name in (
-        "model_source", "model", "architecture", "target_mode", "target_class", "recipe", "method",
+        "model_source", "model", "architecture", "recipe", "method",
         "objective", "reduce", "n", "sigma", "steps", "baseline", "percentile", "alpha",
         "colormap", "sanity_layers",
     )
 )  # fmt: skip
+
+
+@dataclass
+class _SharedRuns:
+    """Process-wide notes about the shared map cache: which maps were made, and pass times."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    made: dict[tuple, float] = field(default_factory=dict)  # cache key -> seconds it took
+    per_image_ms: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_runs() -> _SharedRuns:
+    return _SharedRuns()
 
 
 def _warmed(loaded: M.LoadedModel) -> tuple[M.LoadedModel, float | None]:
@@ -73,105 +107,201 @@ def _callouts() -> list:
     return S.notes_callouts()
 
 
+def _compute(model, x, target: int, method: str, params: dict, label: str):
+    """Run core.saliency.compute_saliency with a progress bar; returns (result, seconds, when)."""
+    bar = st.progress(0.0, text=label)
+    t0 = time.perf_counter()
+    try:
+        result = S.compute_saliency(
+            model,
+            x,
+            target,
+            method,
+            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=f"{label}: {text}"),
+            **params,
+        )
+    finally:
+        bar.empty()
+    return result, time.perf_counter() - t0, time.time()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _shared_saliency(
+    model_key: str,
+    image_digest: str,
+    target: int,
+    method: str,
+    params_key: tuple,
+    _label: str,
+    _model,
+    _x: torch.Tensor,
+    _params: dict,
+    _ran: list,
+) -> tuple[S.SaliencyResult, float, float]:
+    # One map per (model, image bytes, class, method and its parameters) for the whole server:
+    # the result does not depend on the session, and Streamlit computes a key once while other
+    # sessions asking for the same key wait for it. `_ran` tells the caller it was computed here.
+    _ran.append(True)
+    return _compute(_model, _x, target, method, _params, _label)
+
+
 def _fail(message: str, hint: str) -> None:
-    st.error(f"{message}\n\n**What to change:** {hint}", icon=":material/error:")
+    layout.figure.error(f"{message}\n\n**What to change:** {hint}", icon=":material/error:")
     st.stop()
 
 
-# ---------------------------------------------------------------- inputs: image and model
-col_image, col_model = st.columns(2)
-with col_image:
-    image = image_input("saliency.image")
-with col_model:
-    source = st.radio(
-        "Classifier",
-        ["From the registry", "Upload your own"],
-        horizontal=True,
-        key="saliency.model_source",
-    )
-    loaded: M.LoadedModel | None = None
-    warm_ms: float | None = None
-    if source == "From the registry":
-        entries = {entry.spec.name: entry for entry in M.list_models()}
-        name = st.selectbox(
-            "Model",
-            list(entries),
-            format_func=lambda n: (
-                entries[n].spec.title + ("" if entries[n].available else " (unavailable offline)")
-            ),
-            key="saliency.model",
-            help="EfficientNet-Lite0 ships with a pip package and always works offline. "
-            "torchvision models need their weight file in the local torch hub cache.",
-        )
-        entry = entries[name]
-        if not entry.available:
-            st.warning(
-                f"{entry.spec.title} is unavailable: {entry.reason}", icon=":material/block:"
-            )
-            if entry.weights_path is not None:
-                st.caption("Put the weight file exactly here:")
-                st.code(str(entry.weights_path), language=None)
-            if st.button("Try to download the weights", key="saliency.download_weights"):
-                with st.spinner(f"Downloading {entry.spec.title} ..."):
-                    try:
-                        loaded, warm_ms = _registry_model(name, settings.device, True)
-                    except ValueError as error:
-                        st.error(str(error))
-            if loaded is None:
-                st.info("Choose EfficientNet-Lite0 to continue offline.")
-                st.stop()
-        else:
-            with st.spinner(f"Loading {entry.spec.title} ..."):
-                try:
-                    loaded, warm_ms = _registry_model(name, settings.device, False)
-                except ValueError as error:
-                    _fail(str(error), "choose EfficientNet-Lite0, which works offline.")
-    else:
-        architecture = st.selectbox(
-            "Architecture (for a state_dict) / preprocessing (for TorchScript)",
-            list(M.CUSTOM_ARCHITECTURES),
-            index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
-            key="saliency.architecture",
-            help="A state_dict is loaded into this architecture with strict key checking. "
-            "A TorchScript file brings its own architecture; its input is preprocessed the way "
-            "this architecture expects.",
-        )
-        upload = st.file_uploader(
-            "TorchScript (torch.jit.save) or state_dict (torch.save) file",
-            key="saliency.model_upload",
-            help="Loaded safely with torch.jit.load or torch.load(weights_only=True): "
-            "no pickled code is executed.",
-        )
-        if upload is None:
-            st.info("Upload a model file to continue, or use the registry.")
-            st.stop()
-        data = upload.getvalue()
-        with st.spinner(f"Loading {upload.name} ..."):
-            try:
-                loaded, warm_ms = _custom_model(
-                    hashlib.sha256(data).hexdigest(), upload.name, architecture,
-                    settings.device, data,
-                )  # fmt: skip
-            except ValueError as error:
-                _fail(
-                    str(error),
-                    "upload a TorchScript file, or a state_dict saved from the architecture "
-                    "chosen above with a 1000-class head.",
-                )
-    assert loaded is not None
-    st.caption(f"Weights: {loaded.source} · device `{loaded.device}`")
+def _target_widgets(top1: int, num_classes: int, categories: list[str]) -> int:
+    """The "Explain" radio and class box; returns the class to explain.
 
+    Their last values live in "saliency._target" and come back as the widgets' *defaults*
+    (index=), never through the Session State API, so what a freshly drawn widget shows (after
+    the upload step hid it, or a page switch) is always what the map explains.
+    """
+    store = st.session_state.setdefault("saliency._target", {"mode": TARGET_MODES[0], "cls": None})
+    mode = st.radio(
+        "Explain",
+        TARGET_MODES,
+        index=TARGET_MODES.index(store["mode"]),
+        horizontal=True,
+        key="saliency.target_mode",
+    )
+    store["mode"] = mode
+    if mode == TARGET_MODES[0]:
+        target = top1
+    else:
+        kept = store["cls"]
+        target = st.selectbox(
+            "Class (type to search)",
+            list(range(num_classes)),
+            index=kept if isinstance(kept, int) and 0 <= kept < num_classes else top1,
+            format_func=lambda i: f"{i}: {categories[i]}",
+            key="saliency.target_class",
+        )
+        store["cls"] = int(target)
+    st.caption(f"Explaining class {target}: **{categories[target]}**")
+    return int(target)
+
+
+details = layout.details
+with details:
+    how_area = st.container()
+    predictions_area = st.container()
+    setup_area = st.container()
+    sanity_area = st.container()
+    notes_area = st.container()
+    code_area = st.container()
+
+# ---------------------------------------------------------------- classifier (in the details)
+with setup_area:
+    st.header("Classifier and preprocessing", anchor=False)
+    changed = (
+        st.session_state.get("saliency.model_source", "From the registry") != "From the registry"
+        or st.session_state.get("saliency.model", "efficientnet_lite0") != "efficientnet_lite0"
+    )
+    with st.expander("Classifier: choose a model or upload your own", expanded=changed):
+        source = st.radio(
+            "Classifier",
+            ["From the registry", "Upload your own"],
+            horizontal=True,
+            key="saliency.model_source",
+        )
+        loaded: M.LoadedModel | None = None
+        warm_ms: float | None = None
+        upload = None
+        architecture = None
+        if source == "From the registry":
+            entries = {entry.spec.name: entry for entry in M.list_models()}
+            name = st.selectbox(
+                "Model",
+                list(entries),
+                format_func=lambda n: (
+                    entries[n].spec.title
+                    + ("" if entries[n].available else " (unavailable offline)")
+                ),
+                key="saliency.model",
+                help="EfficientNet-Lite0 ships with a pip package and always works offline. "
+                "torchvision models need their weight file in the local torch hub cache.",
+            )
+            entry = entries[name]
+            if not entry.available:
+                st.warning(
+                    f"{entry.spec.title} is unavailable: {entry.reason}", icon=":material/block:"
+                )
+                if entry.weights_path is not None:
+                    st.caption("Put the weight file exactly here:")
+                    st.code(str(entry.weights_path), language=None)
+                if st.button("Try to download the weights", key="saliency.download_weights"):
+                    with st.spinner(f"Downloading {entry.spec.title} ..."):
+                        try:
+                            loaded, warm_ms = _registry_model(name, settings.device, True)
+                        except ValueError as error:
+                            st.error(str(error))
+                if loaded is None:
+                    layout.figure.info(
+                        f"{entry.spec.title} is unavailable offline (see **Classifier** below). "
+                        "Choose EfficientNet-Lite0 to continue offline.",
+                        icon=":material/block:",
+                    )
+                    st.stop()
+            else:
+                with layout.figure, st.spinner(f"Loading {entry.spec.title} ..."):
+                    try:
+                        loaded, warm_ms = _registry_model(name, settings.device, False)
+                    except ValueError as error:
+                        _fail(str(error), "choose EfficientNet-Lite0, which works offline.")
+        else:
+            architecture = st.selectbox(
+                "Architecture (state_dict) or preprocessing (TorchScript)",
+                list(M.CUSTOM_ARCHITECTURES),
+                index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
+                key="saliency.architecture",
+                help="A state_dict is loaded into this architecture with strict key checking. "
+                "A TorchScript file brings its own architecture; its input is preprocessed the "
+                "way this architecture expects.",
+            )
+            upload = st.file_uploader(
+                "TorchScript (torch.jit.save) or state_dict (torch.save) file",
+                key="saliency.model_upload",
+                help="Loaded safely with torch.jit.load or torch.load(weights_only=True): "
+                "no pickled code is executed.",
+            )
+            if upload is None:
+                layout.figure.info(
+                    "Upload a model file under **Classifier** below to continue, or use the "
+                    "registry.",
+                    icon=":material/upload:",
+                )
+                st.stop()
+            data = upload.getvalue()
+            with layout.figure, st.spinner(f"Loading {upload.name} ..."):
+                try:
+                    loaded, warm_ms = _custom_model(
+                        hashlib.sha256(data).hexdigest(), upload.name, architecture,
+                        settings.device, data,
+                    )  # fmt: skip
+                except ValueError as error:
+                    _fail(
+                        str(error),
+                        "upload a TorchScript file, or a state_dict saved from the architecture "
+                        "chosen under Classifier with a 1000-class head.",
+                    )
+        assert loaded is not None
+        st.caption(f"Weights: {loaded.source} · device `{loaded.device}`")
+    st.markdown(f"**{loaded.name}**: {loaded.describe_preprocessing()}.")
+    st.caption("All maps live on this resized and cropped view; the overlay is drawn on it.")
+
+# ---------------------------------------------------------------- controls beside the figure
+with layout.controls:
+    image = image_input("saliency.image")
 if image is None:
-    st.info("Choose a sample or upload an image to see its saliency map.")
+    layout.figure.info(
+        "Choose a sample or upload an image to see its saliency map.", icon=":material/image:"
+    )
     st.stop()
 
 image, notice = M.ensure_min_side(image)
 if notice:
-    st.warning(notice, icon=":material/zoom_in:")
-
-with st.expander("Preprocessing: what the model actually sees"):
-    st.markdown(f"**{loaded.name}**: {loaded.describe_preprocessing()}.")
-    st.caption("All maps below live on this resized and cropped view; the overlay is drawn on it.")
+    layout.controls.warning(notice, icon=":material/zoom_in:")
 
 try:
     x = loaded.preprocess(image)
@@ -183,10 +313,8 @@ except (ValueError, RuntimeError) as error:
     _fail(f"The model could not classify this image: {error}", "try another image or model.")
 num_classes = int(logits.shape[1])
 
-# ---------------------------------------------------------------- predictions and target
-col_pred, col_target = st.columns(2)
-with col_pred:
-    st.subheader("Top-5 predictions", anchor=False)
+with predictions_area:
+    st.header("Top-5 predictions", anchor=False)
     st.dataframe(
         pd.DataFrame(
             {
@@ -199,90 +327,66 @@ with col_pred:
         width="stretch",
         key="saliency.top5",
     )
-with col_target:
-    st.subheader("Explain which class?", anchor=False)
-    target_mode = st.radio(
-        "Target", ["Predicted class", "Any class"], horizontal=True, key="saliency.target_mode"
-    )
-    if target_mode == "Predicted class":
-        target = top5[0][0]
-    else:
-        target = st.selectbox(
-            "Class (type to search)",
-            list(range(num_classes)),
-            index=top5[0][0],
-            format_func=lambda i: f"{i}: {loaded.categories[i]}",
-            key="saliency.target_class",
-        )
-    st.caption(f"Explaining class {target}: **{loaded.categories[target]}**")
 
+with layout.controls:
+    target = _target_widgets(top5[0][0], num_classes, loaded.categories)
     recipe = st.radio(
         "Recipe",
         list(S.RECIPES),
-        format_func=S.RECIPES.get,
+        format_func=RECIPE_NAMES.get,
+        horizontal=True,
         key="saliency.recipe",
-        help="The notes' recipe is the code in the notes (000:2), reproduced exactly: "
-        "vanilla gradient of the loss, sum of |grad| over R, G, B, then "
-        "cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8.",
+        help="The app's: " + S.RECIPES["app"] + ". The notes': " + S.RECIPES["notes"] + ", "
+        "the code in the notes (000:2) reproduced exactly: vanilla gradient of the loss, sum of "
+        "|grad| over R, G, B, then cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8.",
     )
     n, sigma, steps, baseline = 25, 0.15, 32, "black"
     if recipe == "notes":
         method, objective, reduce = "vanilla", "loss", "sum"
-        st.caption(
-            f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss.backward() on the "
-            "cross-entropy for the explained class (the notes leave target_loss open), "
-            "sum of |x.grad| over channels, P1..P99 stretched to 0..255 and clipped, "
-            "np.uint8 truncation. Method, objective and scaling are fixed to theirs."
-        )
     else:
-        st.caption(
-            "The default. It explains the class score itself and never divides by zero; "
-            "the tab 'The notes' recipe' measures how far the notes' recipe is from it."
-        )
         method = st.selectbox(
             "Method",
             list(S.METHODS),
-            format_func=S.METHODS.get,
+            format_func=METHOD_NAMES.get,
             key="saliency.method",
-        )
-        c1, c2 = st.columns(2)
-        objective = c1.radio(
-            "Objective",
-            list(S.OBJECTIVES),
-            format_func={
-                "logit": "class score (Simonyan)",
-                "loss": "cross-entropy loss (notes)",
-            }.get,
-            key="saliency.objective",
-        )
-        reduce = c2.radio(
-            "Channel reduction",
-            list(S.REDUCTIONS),
-            format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
-            key="saliency.reduce",
+            help=" · ".join(S.METHODS.values()),
         )
     if method == "smoothgrad":
         n = st.slider("Noisy samples n", 1, 50, 25, key="saliency.n")
         sigma = st.slider(
-            "Noise sigma (fraction of the input range)", 0.0, 0.5, 0.15, 0.01,
-            key="saliency.sigma",
+            "Noise sigma", 0.0, 0.5, 0.15, 0.01, key="saliency.sigma",
+            help="Standard deviation of the noise, as a fraction of the input range.",
         )  # fmt: skip
     elif method == "integrated_gradients":
         steps = st.slider("Steps on the path", 4, 128, 32, key="saliency.steps")
         baseline = st.radio("Baseline", list(S.BASELINES), horizontal=True, key="saliency.baseline")
+    with st.expander("Map options"):
+        if recipe != "notes":
+            objective = st.radio(
+                "Objective",
+                list(S.OBJECTIVES),
+                format_func={"logit": "class score (Simonyan)", "loss": "loss (notes)"}.get,
+                key="saliency.objective",
+                help="Backpropagate the class score (logit), or the cross-entropy loss for the "
+                "explained class as the notes do.",
+            )
+            reduce = st.radio(
+                "Channel reduction",
+                list(S.REDUCTIONS),
+                format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
+                key="saliency.reduce",
+            )
+        if recipe == "notes":
+            percentile = S.NOTES_PERCENTILE
+            st.caption(f"Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)")
+        else:
+            percentile = st.slider(
+                "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile"
+            )
+        alpha = st.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha")
+        colormap = st.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap")
 
-c1, c2, c3 = st.columns(3)
-if recipe == "notes":
-    percentile = S.NOTES_PERCENTILE
-    c1.caption(f"Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)")
-else:
-    percentile = c1.slider(
-        "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile"
-    )
-alpha = c2.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha")
-colormap = c3.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap")
-
-# ---------------------------------------------------------------- compute (cached per session)
+# ---------------------------------------------------------------- compute (shared cache)
 image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
 params = dict(
     objective=objective,
@@ -294,116 +398,153 @@ params = dict(
     black_level=loaded.black_level(),
     seed=settings.seed,
 )
-cache_key = (
-    loaded.source, loaded.device, image_digest, int(target), method, objective, reduce,
-    int(n), float(sigma), int(steps), baseline, settings.seed,
-)  # fmt: skip
-cached = st.session_state.get("saliency._result")
-if cached is not None and cached[0] == cache_key:
-    result: S.SaliencyResult = cached[1]
-else:
-    bar = st.progress(0.0, text=f"Computing {S.METHODS[method]} ...")
-    try:
-        result = S.compute_saliency(
-            loaded.model,
-            x,
-            int(target),
-            method,
-            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
-            **params,
+# The black level (Integrated Gradients' black baseline) comes with the model, in model_key.
+params_key = (objective, reduce, int(n), float(sigma), int(steps), baseline, settings.seed)
+shared = source == "From the registry"
+model_key = f"{loaded.source} · {loaded.device}"
+cache_key = (model_key, image_digest, int(target), method, params_key)
+runs = _shared_runs()
+with runs.lock:
+    per_image_ms = runs.per_image_ms.get((model_key, method == "vanilla"))
+    per_image_ms = per_image_ms or runs.per_image_ms.get((model_key, True))
+    already_made = shared and cache_key in runs.made
+# Not the warm-up time: it includes one-time initialisation (seconds on a cold CPU).
+per_image_ms = per_image_ms or FALLBACK_PER_IMAGE_MS
+estimate = S.estimate_run(method, n=int(n), steps=int(steps), per_image_ms=per_image_ms)
+label = (
+    f"{METHOD_NAMES[method]}: {estimate.images} image(s) through the model, "
+    f"about {estimate.seconds:.1f} s"
+)
+session_cached = st.session_state.get("saliency._result")
+in_session = session_cached is not None and session_cached[0] == cache_key
+
+figure_slot = layout.figure.empty()
+if not (already_made or in_session) and estimate.images > 1 and estimate.seconds > HEAVY_S:
+    # Long runs wait for a click and say their time first; everything else stays usable.
+    with figure_slot.container():
+        st.image(
+            view,
+            caption="What the model sees",
+            alt="The image as the classifier sees it, resized and cropped; no map computed yet.",
+            width=320,
         )
+        st.info(
+            f"{label} (measured {per_image_ms:.0f} ms per image on `{loaded.device}`). "
+            "Fewer samples or steps run at once; a map another session already made comes "
+            "from the shared cache without waiting.",
+            icon=":material/timer:",
+        )
+        go_heavy = st.button(
+            f"Compute (about {estimate.seconds:.0f} s)",
+            key="saliency.compute",
+            type="primary",
+        )
+    if not go_heavy:
+        st.stop()
+
+ran: list = []
+made_s, made_at = 0.0, time.time()
+with figure_slot.container():
+    st.caption(f"{label} ... (if another session is making the same map, you get theirs)")
+    try:
+        if shared:
+            result, made_s, made_at = _shared_saliency(
+                model_key, image_digest, int(target), method, params_key, label,
+                loaded.model, x, params, ran,
+            )  # fmt: skip
+        elif in_session:
+            result, made_s, made_at = session_cached[1]
+        else:
+            ran.append(True)
+            result, made_s, made_at = _compute(loaded.model, x, int(target), method, params, label)
     except (ValueError, RuntimeError) as error:
-        bar.empty()
+        figure_slot.empty()
         _fail(str(error), "change the target class, the method or the objective.")
-    bar.empty()
-    st.session_state["saliency._result"] = (cache_key, result)
+figure_slot.empty()
+st.session_state["saliency._result"] = (cache_key, (result, made_s, made_at))
+if ran:
+    with runs.lock:
+        if shared:
+            runs.made[cache_key] = made_s
+            while len(runs.made) > 64:
+                runs.made.pop(next(iter(runs.made)))
+        if result.images:
+            ms = (result.forward_ms + result.backward_ms) / result.images
+            runs.per_image_ms[(model_key, method == "vanilla")] = ms
+            if method == "vanilla":
+                runs.per_image_ms[(model_key, True)] = ms
+if not ran and shared:
+    provenance = (
+        f"From the shared cache: made {time.time() - made_at:.0f} s ago in {made_s:.1f} s "
+        "(by this or another session), so nothing was recomputed."
+    )
+elif ran:
+    provenance = f"Computed just now in {made_s:.1f} s (announced: about {estimate.seconds:.1f} s)."
+else:
+    provenance = f"Kept from this session's last run (made in {made_s:.1f} s)."
 
 comparison = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
+notes_warning = None
 if recipe == "notes" and comparison.notes is not None:
     saliency_u8 = comparison.notes
     map_caption = f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss, sum, P1..P99, uint8"
 else:
     if recipe == "notes":
-        st.warning(
-            f"{comparison.notes_error}. The map below uses the app's scaling instead.",
-            icon=":material/warning:",
-        )
+        notes_warning = f"{comparison.notes_error}. The map uses the app's scaling instead."
     saliency_u8 = S.scale_percentile(result.saliency, percentile)
-    map_caption = f"{S.METHODS[method]}, {objective}, {reduce}"
+    map_caption = f"{METHOD_NAMES[method]}, {objective}, {reduce}"
 heat = S.colorize(saliency_u8, colormap)
 picture = S.overlay(view, saliency_u8, alpha, colormap)
+prob = float(torch.softmax(result.logits, 0)[int(target)])
+class_name = loaded.categories[target]
 
-tab_map, tab_sanity, tab_notes = st.tabs(
-    ["Saliency map", "Sanity check", "The notes' recipe"], key="saliency.tab"
-)
-with tab_map:
-    c1, c2, c3 = st.columns(3)
-    c1.image(view, caption="What the model sees", width="stretch")
-    c2.image(heat, caption=map_caption, width="stretch")
-    c3.image(picture, caption=f"Overlay (alpha {alpha:.2f})", width="stretch")
-    d1, d2, _ = st.columns(3)
-    d1.download_button(
-        "Download map (PNG)",
-        S.png_bytes(saliency_u8),
-        file_name=f"saliency_{method}_{target}.png",
-        mime="image/png",
-        key="saliency.download_map",
+# ---------------------------------------------------------------- the main figure
+with layout.figure:
+    c1, c2, c3 = st.columns(3, gap="small")
+    c2.image(
+        heat,
+        caption=map_caption,
+        alt=f"Saliency map ({METHOD_NAMES[method]}) for class {target}, {class_name}: "
+        "bright where the class score is most sensitive to the pixel.",
+        width="stretch",
     )
-    d2.download_button(
-        "Download overlay (PNG)",
-        S.png_bytes(picture),
-        file_name=f"saliency_overlay_{method}_{target}.png",
-        mime="image/png",
-        key="saliency.download_overlay",
+    c1.image(
+        view,
+        caption="What the model sees",
+        alt="The input image resized and cropped to what the classifier sees.",
+        width="stretch",
     )
-    m1, m2, m3 = st.columns(3)
-    timing_help = (
-        "Wall-clock time measured when this map was computed, summed over "
-        f"{result.batches} pass(es). Excluded: model loading, preprocessing, scaling, drawing, "
-        "and the one-time warm-up pass after loading. On a busy CPU it includes time spent "
-        "waiting for other work (other sessions, the browser)."
+    c3.image(
+        picture,
+        caption=f"Overlay (alpha {alpha:.2f})",
+        alt=f"The saliency map for {class_name} drawn over the image.",
+        width="stretch",
     )
-    m1.metric("Forward", f"{result.forward_ms:.0f} ms", help=timing_help)
-    m2.metric("Backward (input gradient)", f"{result.backward_ms:.0f} ms", help=timing_help)
-    m3.metric("Images through the model", result.images)
-    per_image = (
-        f" ({result.forward_ms / result.images:.0f} + {result.backward_ms / result.images:.0f} ms "
-        "per image)"
-        if result.images > 1
-        else ""
+    if notes_warning:
+        st.warning(notes_warning, icon=":material/warning:")
+    st.markdown(
+        f"Explaining **{target}: {class_name}** (p = {prob:.3f}) with "
+        f"{METHOD_NAMES[method]}. {provenance}"
     )
-    warm_text = (
-        f"a one-time warm-up pass after loading ({warm_ms:.0f} ms) is not included"
-        if warm_ms is not None
-        else "no warm-up pass ran, so one-time initialisation may be included"
-    )
-    st.caption(
-        f"Timed once, when this map was computed: {result.images} image(s) in {result.batches} "
-        f"forward + backward pass(es) on `{loaded.device}`{per_image}, wall clock. Model "
-        f"loading is not included; {warm_text}. Other work on the CPU (other sessions or "
-        "programs, the browser drawing this page) slows a single run; "
-        "`python benchmarks/saliency.py` prints steady-state medians."
-    )
-    if st.button("Measure again: median of 5 passes", key="saliency.retime"):
-        with st.spinner("Timing 5 forward + backward passes ..."):
-            try:
-                st.session_state["saliency._retime"] = (
-                    cache_key,
-                    S.time_gradient_pass(loaded.model, x, int(target), objective=objective),
-                )
-            except (ValueError, RuntimeError) as error:
-                st.error(f"{error}\n\n**What to change:** try another model or objective.")
-    retimed = st.session_state.get("saliency._retime")
-    if retimed is not None and retimed[0] == cache_key:
-        timing: S.PassTiming = retimed[1]
+
+# ---------------------------------------------------------------- details: how the map was made
+with how_area:
+    st.header("How this map was made", anchor=False)
+    if recipe == "notes":
         st.caption(
-            f"Median of {timing.repeats} back-to-back passes on one image, measured on request: "
-            f"forward {timing.forward_ms:.0f} ms, backward {timing.backward_ms:.0f} ms."
+            f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss.backward() on the "
+            "cross-entropy for the explained class (the notes leave target_loss open), "
+            "sum of |x.grad| over channels, P1..P99 stretched to 0..255 and clipped, "
+            "np.uint8 truncation. Method, objective and scaling are fixed to theirs."
+        )
+    else:
+        st.caption(
+            "The default. It explains the class score itself and never divides by zero; "
+            "the section 'The notes' recipe' measures how far the notes' recipe is from it."
         )
     share = S.mass_above_percentile(result.saliency, percentile)
-    prob = float(torch.softmax(result.logits, 0)[int(target)])
     lines = [
-        f"The model gives **{loaded.categories[target]}** a probability of {prob:.3f}. "
+        f"The model gives **{class_name}** a probability of {prob:.3f}. "
         f"Each pixel's brightness is |d {'score' if objective == 'logit' else 'loss'} / d pixel| "
         f"reduced by **{reduce}** over R, G, B.",
         (
@@ -430,7 +571,78 @@ with tab_map:
         )
     st.markdown("\n\n".join(lines))
 
-with tab_sanity:
+    m1, m2, m3 = st.columns(3)
+    timing_help = (
+        "Wall-clock time measured when this map was computed, summed over "
+        f"{result.batches} pass(es). Excluded: model loading, preprocessing, scaling, drawing, "
+        "and the one-time warm-up pass after loading. On a busy CPU it includes time spent "
+        "waiting for other work (other sessions, the browser)."
+    )
+    m1.metric("Forward", f"{result.forward_ms:.0f} ms", help=timing_help)
+    m2.metric("Backward (input gradient)", f"{result.backward_ms:.0f} ms", help=timing_help)
+    m3.metric("Images through the model", result.images)
+    per_image = (
+        f" ({result.forward_ms / result.images:.0f} + {result.backward_ms / result.images:.0f} ms "
+        "per image)"
+        if result.images > 1
+        else ""
+    )
+    warm_text = (
+        f"a one-time warm-up pass after loading ({warm_ms:.0f} ms) is not included"
+        if warm_ms is not None
+        else "no warm-up pass ran, so one-time initialisation may be included"
+    )
+    st.caption(
+        f"Timed once, when this map was computed: {result.images} image(s) in {result.batches} "
+        f"forward + backward pass(es) on `{loaded.device}`{per_image}, wall clock. Model "
+        f"loading is not included; {warm_text}. Other work on the CPU (other sessions or "
+        "programs, the browser drawing this page) slows a single run; "
+        "`python benchmarks/saliency.py` prints steady-state medians. Maps made for the "
+        "bundled classifiers are shared by all sessions (same image, class, method and "
+        f"settings): {provenance}"
+    )
+    d1, d2, d3 = st.columns(3)
+    d1.download_button(
+        "Map (PNG)",
+        S.png_bytes(saliency_u8),
+        file_name=f"saliency_{method}_{target}.png",
+        mime="image/png",
+        key="saliency.download_map",
+        icon=":material/download:",
+    )
+    d2.download_button(
+        "Overlay (PNG)",
+        S.png_bytes(picture),
+        file_name=f"saliency_overlay_{method}_{target}.png",
+        mime="image/png",
+        key="saliency.download_overlay",
+        icon=":material/download:",
+    )
+    retime = d3.button(
+        "Time again",
+        key="saliency.retime",
+        help="Median of 5 back-to-back forward + backward passes on one image.",
+    )
+    if retime:
+        with st.spinner("Timing 5 forward + backward passes ..."):
+            try:
+                st.session_state["saliency._retime"] = (
+                    cache_key,
+                    S.time_gradient_pass(loaded.model, x, int(target), objective=objective),
+                )
+            except (ValueError, RuntimeError) as error:
+                st.error(f"{error}\n\n**What to change:** try another model or objective.")
+    retimed = st.session_state.get("saliency._retime")
+    if retimed is not None and retimed[0] == cache_key:
+        timing: S.PassTiming = retimed[1]
+        st.caption(
+            f"Median of {timing.repeats} back-to-back passes on one image, measured on request: "
+            f"forward {timing.forward_ms:.0f} ms, backward {timing.backward_ms:.0f} ms."
+        )
+
+# ---------------------------------------------------------------- details: sanity check
+with sanity_area:
+    st.header("Sanity check", anchor=False)
     st.markdown(
         "**Cascading randomization** (Adebayo et al. 2018): a copy of the model gets its "
         "layers re-drawn at random from the top down, and the map is recomputed after each "
@@ -447,9 +659,9 @@ with tab_sanity:
             min(len(layer_names), 6),
             key="saliency.sanity_layers",
         )
-        cost = (k + 1) * result.images
         st.caption(
-            f"{k + 1} saliency maps = {cost} images through the model with the current method."
+            f"{k + 1} saliency maps = {(k + 1) * result.images} images through the model with "
+            f"the current method, about {(k + 1) * estimate.seconds:.0f} s."
         )
         if st.button("Run the sanity check", key="saliency.sanity_run", type="primary"):
             bar = st.progress(0.0, text="Randomizing ...")
@@ -483,29 +695,43 @@ with tab_sanity:
                 )
             )
             fig.update_layout(
-                xaxis_title="number of randomized layers (top down)",
-                yaxis_title="Spearman rank correlation with the original map",
+                xaxis_title="randomized layers (top down)",
+                yaxis_title="Spearman vs original",
                 yaxis_range=[-0.2, 1.05],
                 height=360,
                 margin=dict(l=10, r=10, t=30, b=10),
             )
-            st.plotly_chart(fig, width="stretch", key="saliency.sanity_chart")
+            show_chart(
+                fig,
+                alt="Spearman rank correlation between the original saliency map and the map "
+                "after randomizing more and more layers from the top: "
+                + ", ".join(f"{c:.2f}" for c in sanity.correlations),
+                width="stretch",
+                key="saliency.sanity_chart",
+            )
             st.markdown(S.read_randomization(sanity))
             shown = np.linspace(0, len(sanity.maps) - 1, num=min(4, len(sanity.maps)), dtype=int)
             cols = st.columns(len(shown) + 1)
             cols[0].image(
-                S.colorize(sanity.original, colormap), caption="original", width="stretch"
+                S.colorize(sanity.original, colormap),
+                caption="original",
+                alt="The original saliency map.",
+                width="stretch",
             )
             for col, i in zip(cols[1:], shown, strict=True):
                 col.image(
                     S.colorize(sanity.maps[i], colormap),
                     caption=f"{i + 1} layer(s): up to {sanity.layers[i]}",
+                    alt=f"Saliency map after randomizing {i + 1} layer(s), up to "
+                    f"{sanity.layers[i]}.",
                     width="stretch",
                 )
         elif stored is not None:
             st.caption("The settings changed since the last run: run the sanity check again.")
 
-with tab_notes:
+# ---------------------------------------------------------------- details: the notes' recipe
+with notes_area:
+    st.header("The notes' recipe", anchor=False)
     st.markdown(
         f"**The notes' recipe** ({cite(S.NOTES_RECIPE_REF)}) backpropagates a *loss*, sums "
         "|x.grad| over R, G, B, and scales with `cvglue.scale_min_max(s, 0, 255, "
@@ -518,6 +744,7 @@ with tab_notes:
     n1.image(
         S.colorize(comparison.app, colormap),
         caption="The app's: s / (P99 + 1e-12), rounded",
+        alt="The current map with the app's scaling.",
         width="stretch",
     )
     if comparison.notes is None:
@@ -527,6 +754,7 @@ with tab_notes:
         n2.image(
             S.colorize(comparison.notes, colormap),
             caption="The notes': (s - P1) / (P99 - P1), clipped, truncated",
+            alt="The current map with the notes' scaling.",
             width="stretch",
         )
         st.markdown(
@@ -538,12 +766,11 @@ with tab_notes:
             "not subtract and rounds."
         )
     st.subheader("Why the app's recipe is the default", anchor=False)
-    p_target = float(torch.softmax(result.logits, 0)[int(target)])
     st.markdown(
         "- **Objective.** The class score's gradient explains the class itself (Simonyan et "
         "al.). The cross-entropy loss's gradient is -(1 - p) times that gradient plus the "
         "other classes' score gradients weighted by their probabilities: here p = "
-        f"{p_target:.3f}, so the explained class contributes with weight {1 - p_target:.3f} "
+        f"{prob:.3f}, so the explained class contributes with weight {1 - prob:.3f} "
         "and the rest comes from the competitors; the more confident the model, the more the "
         "loss map is about the other classes.\n"
         "- **Scaling.** Dividing by P99 + 1e-12 keeps zero gradient black and is defined for "
@@ -556,26 +783,27 @@ with tab_notes:
     for callout in _callouts():
         notes_callout(callout)
 
-show_code(
-    S.snippet_for(
-        method,
-        model_name=loaded.name,
-        custom_file=upload.name if source == "Upload your own" else None,
-        architecture=architecture if source == "Upload your own" else None,
-        target=int(target),
-        objective=objective,
-        reduce=reduce,
-        n=int(n),
-        sigma=float(sigma),
-        steps=int(steps),
-        baseline=baseline,
-        percentile=percentile,
-        alpha=alpha,
-        colormap=colormap,
-        device=loaded.device,
-        seed=settings.seed,
-        recipe=recipe,
+with code_area:
+    show_code(
+        S.snippet_for(
+            method,
+            model_name=loaded.name,
+            custom_file=upload.name if upload is not None else None,
+            architecture=architecture if upload is not None else None,
+            target=int(target),
+            objective=objective,
+            reduce=reduce,
+            n=int(n),
+            sigma=float(sigma),
+            steps=int(steps),
+            baseline=baseline,
+            percentile=percentile,
+            alpha=alpha,
+            colormap=colormap,
+            device=loaded.device,
+            seed=settings.seed,
+            recipe=recipe,
+        )
     )
-)
-if recipe == "notes":
-    notes_citation(S.NOTES_RECIPE_REF, verbatim=False)
+    if recipe == "notes":
+        notes_citation(S.NOTES_RECIPE_REF, verbatim=False)

@@ -234,6 +234,45 @@ class SaliencyResult:
     batches: int = 1
 
 
+@dataclass(frozen=True)
+class RunEstimate:
+    """What one run of a method will cost, said before it runs.
+
+    ``images``: images sent through the model with an input gradient; ``seconds``: ``images``
+    times the measured per-image time (forward + backward), the figure the page announces.
+    """
+
+    method: str
+    images: int
+    per_image_ms: float
+    seconds: float
+
+
+def estimate_run(method: str, *, n: int = 25, steps: int = 32, per_image_ms: float) -> RunEstimate:
+    """Estimate a ``compute_saliency`` run from a measured per-image gradient time.
+
+    ``per_image_ms`` comes from a real pass (``SaliencyResult.forward_ms + backward_ms`` divided
+    by ``images``, or ``warm_up``). Vanilla and gradient x input send one image through the
+    model, SmoothGrad ``n`` noisy copies and Integrated Gradients ``steps`` path points; the
+    clean no-grad forward passes are not counted (they cost a few percent).
+
+    >>> estimate_run("smoothgrad", n=25, per_image_ms=120.0).seconds
+    3.0
+
+    Raises:
+        ValueError: unknown method, ``n`` or ``steps`` below 1, or a negative/non-finite time.
+    """
+    _check_choice("method", method, tuple(METHODS))
+    if not (isinstance(n, int) and n >= 1):
+        raise ValueError(f"SmoothGrad needs n >= 1 noisy samples, got {n!r}")
+    if not (isinstance(steps, int) and steps >= 1):
+        raise ValueError(f"Integrated Gradients needs steps >= 1, got {steps!r}")
+    if not (math.isfinite(per_image_ms) and per_image_ms >= 0):
+        raise ValueError(f"per_image_ms must be a finite time >= 0, got {per_image_ms!r}")
+    images = {"smoothgrad": n, "integrated_gradients": steps}.get(method, 1)
+    return RunEstimate(method, images, float(per_image_ms), images * per_image_ms / 1e3)
+
+
 def warm_up(model: nn.Module, x: torch.Tensor) -> float:
     """One untimed forward + input-gradient pass on ``zeros_like(x)``; returns its wall time (ms).
 

@@ -598,3 +598,38 @@ def test_cuda_matches_cpu(lite0: LoadedModel, chelsea: np.ndarray) -> None:
     on_cpu = S.vanilla_saliency(lite0.model, lite0.preprocess(chelsea), 285, reduce="max")
     assert S.spearman(on_gpu, on_cpu) > 0.99
     assert S.smoothgrad(gpu.model, x_gpu, 285, n=4).shape == (224, 224)
+
+
+class TestEstimateRun:
+    def test_images_per_method(self):
+        assert S.estimate_run("vanilla", per_image_ms=100.0).images == 1
+        assert S.estimate_run("grad_x_input", per_image_ms=100.0).images == 1
+        assert S.estimate_run("smoothgrad", n=25, per_image_ms=100.0).images == 25
+        assert S.estimate_run("integrated_gradients", steps=64, per_image_ms=100.0).images == 64
+
+    def test_seconds_from_the_measured_pass(self):
+        estimate = S.estimate_run("smoothgrad", n=25, per_image_ms=120.0)
+        assert estimate.seconds == pytest.approx(3.0)
+
+    def test_matches_a_real_run(self):
+        model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 10))
+        x = torch.rand(1, 3, 8, 8)
+        result = S.compute_saliency(model, x, 1, "smoothgrad", n=6, batch_size=4)
+        per_image = (result.forward_ms + result.backward_ms) / result.images
+        assert S.estimate_run("smoothgrad", n=6, per_image_ms=per_image).images == result.images
+
+    @pytest.mark.parametrize(
+        "kwargs, message",
+        [
+            ({"method": "gradcam"}, "method"),
+            ({"method": "smoothgrad", "n": 0}, "n >= 1"),
+            ({"method": "integrated_gradients", "steps": 0}, "steps >= 1"),
+            ({"method": "vanilla", "per_image_ms": float("nan")}, "per_image_ms"),
+            ({"method": "vanilla", "per_image_ms": -1.0}, "per_image_ms"),
+        ],
+    )
+    def test_exception(self, kwargs, message):
+        kwargs = {"per_image_ms": 100.0, **kwargs}
+        method = kwargs.pop("method")
+        with pytest.raises(ValueError, match=message):
+            S.estimate_run(method, **kwargs)

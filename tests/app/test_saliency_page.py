@@ -259,3 +259,88 @@ def test_notes_recipe_on_a_flat_map_warns_and_falls_back(open_page):
     warning = " ".join(w.value for w in at.warning)
     assert "the notes' scaling is undefined for this map: P99 == P1" in warning
     assert "uses the app's scaling instead" in warning
+
+
+def _sample_bytes(name: str) -> bytes:
+    from pathlib import Path
+
+    import skimage
+
+    return (Path(skimage.__file__).parent / "data" / name).read_bytes()
+
+
+def test_target_widgets_show_the_explained_class_after_an_upload(open_page):
+    """Issue 12: 'Any class' -> tiger, switch to Upload, upload a photo. The radio and the box
+    were restored through the Session State API *and* given defaults (index=); a browser draws a
+    widget it had dropped from its default, so they showed 'Predicted class' and the new top-1
+    while the map explained 292. A widget's default must be the value the page explains."""
+    at = open_page("saliency")
+    at.radio(key="saliency.target_mode").set_value("Any class").run()
+    at.selectbox(key="saliency.target_class").select(292).run()
+    at.radio(key="saliency.image.source").set_value("Upload a file").run()
+    at.file_uploader(key="saliency.image.upload").set_value(
+        ("coffee.png", _sample_bytes("coffee.png"), "image/png")
+    ).run()
+    assert not at.exception and not at.error, errors(at)
+    assert at.dataframe[0].value["class"].iloc[0] == 967  # the new photo's prediction: espresso
+    mode = at.radio(key="saliency.target_mode")
+    box = at.selectbox(key="saliency.target_class")
+    # what the browser shows for a freshly drawn widget = its default = what is explained
+    assert mode.proto.options[mode.proto.default] == mode.value == "Any class"
+    assert box.proto.default == 292 and box.value == 292
+    assert any(c.value == "Explaining class 292: **tiger**" for c in at.caption)
+    assert "target = 292" in at.get("code")[-1].value
+    assert any("Explaining **292: tiger**" in m.value for m in at.markdown)
+
+    at.radio(key="saliency.target_mode").set_value("Predicted class").run()
+    assert "target = 967" in at.get("code")[-1].value
+
+
+def test_identical_maps_are_computed_once_for_all_sessions(open_page, monkeypatch):
+    from core import saliency as S
+
+    calls: list[tuple[str, int]] = []
+    real_compute = S.compute_saliency
+
+    def compute_saliency(model, x, target, method, **kwargs):
+        calls.append((method, kwargs["n"]))
+        return real_compute(model, x, target, method, **kwargs)
+
+    real_estimate = S.estimate_run
+
+    def estimate_run(method, **kwargs):  # a slow CPU: 2 s per image, so n = 4 is "heavy"
+        return real_estimate(method, **{**kwargs, "per_image_ms": 2000.0})
+
+    monkeypatch.setattr(S, "compute_saliency", compute_saliency)
+    monkeypatch.setattr(S, "estimate_run", estimate_run)
+    first = open_page("saliency")
+    assert not first.exception and not first.error, errors(first)
+    assert calls == [("vanilla", 25)]
+    assert any("Computed just now" in m.value for m in first.markdown)
+
+    second = open_page("saliency")  # another student opens the same default view
+    assert not second.exception and not second.error, errors(second)
+    assert calls == [("vanilla", 25)]  # not recomputed
+    assert any("From the shared cache: made" in m.value for m in second.markdown)
+    assert metric(second, "Images through the model") == "1"
+
+    # A heavy SmoothGrad waits for a click and says its expected time first ...
+    first.session_state["saliency.n"] = 4
+    first.selectbox(key="saliency.method").select("smoothgrad").run()
+    assert not first.exception and not first.error, errors(first)
+    assert calls == [("vanilla", 25)]
+    announced = " ".join(i.value for i in first.info)
+    assert "SmoothGrad: 4 image(s) through the model, about 8.0 s" in announced
+    assert first.button(key="saliency.compute").label == "Compute (about 8 s)"
+    first.button(key="saliency.compute").click().run()
+    assert not first.exception and not first.error, errors(first)
+    assert calls == [("vanilla", 25), ("smoothgrad", 4)]
+    assert metric(first, "Images through the model") == "4"
+
+    # ... and the next session asking for the same map gets it at once, without a click
+    second.session_state["saliency.n"] = 4
+    second.selectbox(key="saliency.method").select("smoothgrad").run()
+    assert not second.exception and not second.error, errors(second)
+    assert calls == [("vanilla", 25), ("smoothgrad", 4)]
+    assert any("From the shared cache: made" in m.value for m in second.markdown)
+    assert metric(second, "Images through the model") == "4"
