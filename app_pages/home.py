@@ -30,8 +30,8 @@ def _collect_env() -> environment.CommandRun:
     return environment.collect_env_report()
 
 
-st.title("Torch Playground")
-st.caption(
+st.title("Torch Playground", anchor=False)
+st.markdown(
     "Move a slider, upload an image, and see what the real PyTorch call does, and why. "
     "Every picture is computed by the real torch or OpenCV operation."
 )
@@ -41,9 +41,13 @@ settings = current_settings()
 st.header("Pages", anchor=False)
 lessons = available_lessons()
 if lessons:
-    for page in lessons:
-        label = f"**{page.title}**: {page.summary}"
-        st.page_link(page.relative_script, label=label, icon=page.icon)
+    # The title is the link and the summary wraps under it: a whole sentence as a link label
+    # was cut off at the right on a 1280 px projector. Rows of two keep the order on a phone.
+    for start in range(0, len(lessons), 2):
+        for column, page in zip(st.columns(2), lessons[start : start + 2], strict=False):
+            with column.container(border=True, key=f"home-lesson-{page.slug}"):
+                st.page_link(page.relative_script, label=f"**{page.title}**", icon=page.icon)
+                st.markdown(page.summary)
 else:
     st.info("No lesson pages are installed yet.")
 missing = len(LESSONS) - len(lessons)
@@ -51,7 +55,7 @@ if missing:
     st.caption(f"{missing} more page(s) are being built and will appear here when ready.")
 
 st.header("Your environment", anchor=False)
-st.caption("Read live from this Python process every time the page runs.")
+st.markdown("Read live from this Python process every time the page runs.")
 facts = collect_environment()
 table = pd.DataFrame(
     {
@@ -61,14 +65,9 @@ table = pd.DataFrame(
         "why / note": [fact.note for fact in facts],
     }
 )
-# Tall enough to show every row without an inner scrollbar (35 px a row plus the header).
-st.dataframe(
-    table,
-    hide_index=True,
-    width="stretch",
-    height=35 * (len(table) + 1) + 3,
-    key="home.environment",
-)
+# A static table, so the notes wrap instead of being cut at the cell's edge (st.dataframe
+# truncates every cell to one line).
+st.table(table, hide_index=True, alt="This process's versions, devices and settings, with notes.")
 st.caption(f"Sidebar choice for this session: device `{settings.device}`, seed `{settings.seed}`.")
 
 st.caption(
@@ -164,9 +163,9 @@ else:
 st.subheader("The notes' seeding recipes", anchor=False)
 notes_col, app_col = st.columns(2)
 with notes_col:
-    st.code(seeding.NOTES_SEEDING_CODE, language="python")
+    st.code(seeding.NOTES_SEEDING_CODE, language="python", wrap_lines=True)
     notes_citation(seeding.NOTES_SEEDING_REF)
-    st.code(seeding.NOTES_INIT_SEEDS_CODE, language="python")
+    st.code(seeding.NOTES_INIT_SEEDS_CODE, language="python", wrap_lines=True)
     st.caption(
         f"From the {cite(seeding.NOTES_INIT_SEEDS_REF)}: the notes' statements, with "
         "`import torch` added and four-space indentation."
@@ -175,13 +174,15 @@ with app_col:
     st.code(
         seeding.seeding_snippet(settings.seed, cudnn_deterministic=settings.cudnn_deterministic),
         language="python",
+        wrap_lines=True,
     )
     st.caption(
         "What this app does with the sidebar's seed and cuDNN option, in plain Python: all "
         "three generators, cuDNN as a separate choice."
     )
-for key in ("init_seeds_torch_only", "manual_seed_cpu_only", "cudnn_deterministic_not_enough"):
-    notes_callout(callouts[key])
+with st.expander("What the notes' recipes miss: three notes checked against torch today"):
+    for key in ("init_seeds_torch_only", "manual_seed_cpu_only", "cudnn_deterministic_not_enough"):
+        notes_callout(callouts[key])
 
 st.header("Choosing GPUs: CUDA_VISIBLE_DEVICES", anchor=False)
 st.markdown(
@@ -192,10 +193,10 @@ st.markdown(
 )
 c1, c2 = st.columns(2)
 with c1:
-    st.code(environment.NOTES_VISIBLE_DEVICES_CODE, language="python")
+    st.code(environment.NOTES_VISIBLE_DEVICES_CODE, language="python", wrap_lines=True)
     notes_citation(environment.NOTES_VISIBLE_DEVICES_REF)
 with c2:
-    st.code(environment.NOTES_VISIBLE_DEVICES_SHELL, language="bash")
+    st.code(environment.NOTES_VISIBLE_DEVICES_SHELL, language="bash", wrap_lines=True)
     notes_citation(environment.NOTES_VISIBLE_DEVICES_SHELL_REF)
 if st.button(
     "Run device_count() in fresh processes", key="home.visible_devices", icon=":material/memory:"
@@ -221,10 +222,11 @@ if st.session_state.get("home.visible_devices_shown"):
     st.markdown(demo.explanation)
     for case in demo.cases:
         if case.run.error or case.run.returncode:
-            st.code(case.run.error or case.run.stderr[-2000:], language="text")
+            st.code(case.run.error or case.run.stderr[-2000:], language="text", wrap_lines=True)
 else:
     st.caption("Starts four Python processes: a few seconds.")
-notes_callout(callouts["cuda_visible_devices_order"])
+with st.expander("The notes on choosing GPUs, checked against torch today"):
+    notes_callout(callouts["cuda_visible_devices_order"])
 
 st.header("The full report: python -m torch.utils.collect_env", anchor=False)
 st.markdown(
@@ -232,7 +234,7 @@ st.markdown(
     f"and the relevant pip packages. The {cite('002:1289-1330')} show a torch 1.4 report and "
     "run the file from inside site-packages."
 )
-st.code("python -m torch.utils.collect_env", language="bash")
+st.code("python -m torch.utils.collect_env", language="bash", wrap_lines=True)
 if st.button("Run it now", key="home.collect_env", icon=":material/terminal:"):
     st.session_state["home.collect_env_shown"] = True
 if st.session_state.get("home.collect_env_shown"):
@@ -240,7 +242,7 @@ if st.session_state.get("home.collect_env_shown"):
         report = _collect_env()
     if report.ok:
         st.caption(f"Ran in {report.seconds:.1f} s on this server (cached for this process).")
-        st.code(report.stdout, language="text")
+        st.code(report.stdout, language="text", wrap_lines=True)
     else:
         st.error(
             f"collect_env did not finish: {report.error or f'exit status {report.returncode}'}"
@@ -248,8 +250,9 @@ if st.session_state.get("home.collect_env_shown"):
             icon=":material/error:",
         )
         if report.stderr:
-            st.code(report.stderr[-4000:], language="text")
-notes_callout(callouts["collect_env_path"])
+            st.code(report.stderr[-4000:], language="text", wrap_lines=True)
+with st.expander("The notes on running collect_env, checked against torch today"):
+    notes_callout(callouts["collect_env_path"])
 
 st.header("Try the shared image input", anchor=False)
 st.caption(
@@ -258,4 +261,9 @@ st.caption(
 )
 rgb = image_input("home.image")
 if rgb is not None:
-    st.image(rgb, caption=f"{rgb.shape[1]}x{rgb.shape[0]} RGB, dtype {rgb.dtype}", width=360)
+    st.image(
+        rgb,
+        caption=f"{rgb.shape[1]}x{rgb.shape[0]} RGB, dtype {rgb.dtype}",
+        alt=f"The chosen image as the pages receive it: {rgb.shape[1]}x{rgb.shape[0]} RGB.",
+        width=360,
+    )

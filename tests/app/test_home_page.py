@@ -14,6 +14,7 @@ from core import environment, seeding
 from core.environment import available_devices
 from core.seeding import seed_everything
 from ui.image_input import SAMPLE, UPLOAD
+from ui.markdown import plain
 
 SOURCE = "home.image.source"
 UPLOAD_KEY = "home.image.upload"
@@ -61,7 +62,7 @@ class TestHomePage:
     def test_environment_panel(self, open_page):
         at = open_page("home")
         # a display-only st.dataframe carries no key in AppTest: find it by its columns
-        frames = [df.value for df in at.dataframe if "why / note" in df.value.columns]
+        frames = [t.value for t in at.table if "why / note" in t.value.columns]
         assert len(frames) == 1
         frame = frames[0]
         assert list(frame.columns) == ["group", "item", "value", "why / note"]
@@ -276,7 +277,8 @@ class TestNotesOnHome:
             ("GPU 0 first, then GPU 1? No: one current device", "004:33"),
             ("collect_env: no need to cd into site-packages", "002:1289"),
         ):
-            assert f"**{title}**" in body
+            # Titles go through ui.markdown.plain, so "init_seeds" is sent as "init\_seeds".
+            assert f"**{plain(title)}**" in body
             assert f"**The notes say** (notes {ref})" in body
         shown = " ".join(texts(at.text))
         assert "Only torch's draws repeat; random and numpy do not" in shown
@@ -311,3 +313,42 @@ class TestLiveProcesses:
         # both stay shown on the next rerun (cached for the process)
         at.number_input(key="sidebar.seed").set_value(3).run()
         assert [c.value for c in at.code if c.value.startswith("Collecting environment")]
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 12: alt text, link labels that fit, environment notes that wrap
+# ------------------------------------------------------------------------------------------
+
+
+class TestReadsAtAGlance:
+    def test_sample_image_has_alt_text(self, open_page):
+        """axe-core's critical image-alt: the Home image had no alt attribute."""
+        at = open_page("home")
+        alts = [img.alt for element in at.image for img in element.proto.imgs]
+        assert alts and all(alt.strip() for alt in alts)
+        assert "451x300" in alts[0]
+
+    def test_page_links_are_titles_with_the_summary_below(self, open_page):
+        """A whole sentence as a link label was cut off at 1280 px: the label is the title, and
+        the summary is text that wraps."""
+        from ui.registry import available_lessons
+
+        at = open_page("home")
+        labels = [link.proto.label for link in at.get("page_link")]
+        lessons = available_lessons()
+        assert labels == [f"**{page.title}**" for page in lessons]
+        body = [m.value for m in at.markdown]
+        for page in lessons:
+            assert page.summary in body
+
+    def test_environment_notes_wrap(self, open_page):
+        """The notes sat in one-line dataframe cells, cut at the edge; a static table wraps."""
+        at = open_page("home")
+        assert not [df for df in at.dataframe if "why / note" in df.value.columns]
+        (table,) = [t.value for t in at.table if "why / note" in t.value.columns]
+        assert table["why / note"].str.len().max() > 40  # long notes, shown whole
+
+    def test_code_blocks_wrap(self, open_page):
+        """A code block that scrolls sideways is a scroll region a keyboard cannot reach."""
+        at = open_page("home")
+        assert at.code and all(code.proto.wrap_lines for code in at.code)
