@@ -294,13 +294,13 @@ with layout.figure:
     with images_col:
         st.image(
             result.reference,
-            caption=f"cv2.warpAffine ({result.cv2_interpolation}, {result.cv2_border})",
+            caption="cv2.warpAffine",
             alt=f"The {dsize[0]}×{dsize[1]} output of cv2.warpAffine with the current M.",
             width="stretch",
         )
         st.image(
             result.warped,
-            caption=f"F.grid_sample ({mode}, {padding_mode}) with {theta_name}",
+            caption="F.grid_sample" + (" (notes' theta)" if notes else ""),
             alt=f"The {dsize[0]}×{dsize[1]} output of F.affine_grid + F.grid_sample with "
             f"{theta_name}; it looks the same as OpenCV's.",
             width="stretch",
@@ -420,6 +420,11 @@ m2.metric(
 )
 m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
 m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
+details.caption(
+    f"Compared: cv2.warpAffine with {result.cv2_interpolation} and {result.cv2_border}, and "
+    f"F.grid_sample with mode={mode!r}, padding_mode={padding_mode!r}, "
+    f"align_corners={align_corners} and {theta_name}."
+)
 if mode == "nearest":
     details.caption(
         f"Nearest neighbour: {result.differing_pixels} output pixels differ, "
