@@ -6,8 +6,9 @@ Starts one ``streamlit run app.py`` of its own (or uses ``--url``), drives headl
 system's, as the browser tests do) and prints two tables:
 
 1. **Concurrent sessions** (run first, so the caches are cold): ``--sessions`` browser contexts
-   open the page, then all press its heaviest control at once (saliency: the SmoothGrad method;
-   flow: the largest size); each session's settle time is printed.
+   open the page, then all press its heaviest control at once (saliency: the SmoothGrad method,
+   then its "Compute" button if the page asks first; flow: the 720x1280 size, then the notes'
+   reference); each session's settle time is printed.
 2. **Page by page**: every page is opened in a fresh context (load time printed) and driven
    through its main controls, one at a time; median and max settle time per page.
 
@@ -115,6 +116,7 @@ PLANS: dict[str, list[Action]] = {
         ("saliency.target_mode", "radio", 1),
         ("saliency.target_mode", "radio", 0),
         ("saliency.method", "select", "SmoothGrad"),
+        ("saliency.compute", "button", None),  # only there when the run asks first
         ("saliency.method", "select", 0),
     ],
     "flow": [
@@ -142,15 +144,21 @@ PLANS: dict[str, list[Action]] = {
         ("memory.free_all", "button", None),
         ("memory.sim_total", "radio", 0),
         ("memory.sim_total", "radio", 1),
-        ("memory.live", "toggle", None),
-        ("memory.live", "toggle", None),
     ],
 }
 
-#: The heaviest control of a page, pressed by every concurrent session at once.
-HEAVIEST: dict[str, Action] = {
-    "saliency": ("saliency.method", "select", "SmoothGrad"),
-    "flow": ("flow.size", "select", "720"),
+#: The heaviest control of a page, pressed by every concurrent session at once; each step in
+#: turn (a long run may first ask for a click on its "Compute" button: that is the next step,
+#: and "missing" when the page ran it without asking).
+HEAVIEST: dict[str, list[Action]] = {
+    "saliency": [
+        ("saliency.method", "select", "SmoothGrad"),
+        ("saliency.compute", "button", None),
+    ],
+    "flow": [
+        ("flow.size", "select", "720"),
+        ("flow.notes", "toggle", None),  # the notes' avg_pool2d reference at 720p
+    ],
 }
 
 _RUNLOG_SCRIPT = """
@@ -177,20 +185,32 @@ _RUN_ENDED = """([i]) => {
   return null;
 }"""
 
-_REVEAL = """(el) => {
-  const panel = el.closest("[role='tabpanel']");
-  if (panel && panel.getAttribute('aria-labelledby')) {
-    const tab = document.getElementById(panel.getAttribute('aria-labelledby'));
-    if (tab) tab.click();
-  } else if (panel) {  // the panel's index among its siblings is its tab's
-    const tabs = panel.closest("[data-testid='stTabs']")?.querySelectorAll("button[role='tab']");
-    const panels = [...panel.parentElement.children]
-      .filter(c => c.getAttribute('role') === 'tabpanel');
-    const i = panels.indexOf(panel);
-    if (tabs && tabs[i]) tabs[i].click();
+# Marks the closed tab or expander that holds ``el`` (the outermost first), for a real click:
+# Streamlit 1.67's tabs are react-aria (div[role=tab]) and keep inactive panels as
+# div[data-testid=stTabPanel] without role=tabpanel. Returns whether it marked one.
+_MARK_REVEAL = """(el) => {
+  const hiders = [];
+  for (let e = el; e; e = e.parentElement) {
+    if (e.getAttribute('data-testid') === 'stTabPanel') hiders.push(e);
+    if (e.tagName === 'DETAILS' && !e.open) hiders.push(e);
   }
-  const details = el.closest('details');
-  if (details && !details.open) details.querySelector('summary')?.click();
+  for (const h of hiders.reverse()) {
+    if (h.tagName === 'DETAILS') {
+      h.querySelector('summary').setAttribute('data-bench-reveal', '1');
+      return true;
+    }
+    const tabs = h.closest("[data-testid='stTabs']");
+    const panels = [...h.parentElement.children]
+      .filter(c => c.getAttribute('data-testid') === 'stTabPanel');
+    const own = [...tabs.querySelectorAll("[role='tab']")]
+      .filter(t => t.closest("[data-testid='stTabs']") === tabs);
+    const tab = own[panels.indexOf(h)];
+    if (tab && tab.getAttribute('aria-selected') !== 'true') {
+      tab.setAttribute('data-bench-reveal', '1');
+      return true;
+    }
+  }
+  return false;
 }"""
 
 
@@ -246,20 +266,37 @@ async def locate(page, key: str):
     if await root.count() == 0:
         return None, "missing"
     root = root.first
-    if not await root.is_visible():
-        await root.evaluate(_REVEAL)
+    for _ in range(3):  # a tab inside an expander inside a tab, at most
+        if await root.is_visible() or not await root.evaluate(_MARK_REVEAL):
+            break
+        marked = page.locator("[data-bench-reveal='1']").first
+        await marked.click()
+        await marked.evaluate("(e) => e.removeAttribute('data-bench-reveal')")
         await page.wait_for_timeout(300)
-        if not await root.is_visible():
-            return None, "hidden"
+    if not await root.is_visible():
+        return None, "hidden"
     return root, ""
 
 
-async def perform(page, root, kind: str, arg: object) -> None:
-    """Do one action on the control ``root``; raises if it cannot."""
+async def perform(page, root, kind: str, arg: object) -> str:
+    """Do one action on the control ``root``; raises if it cannot. Returns a note ("" or what
+    went differently, included in the time)."""
+    note = ""
     if kind == "select":
-        await root.locator("[role='combobox']").first.click()
-        options = page.locator("[role='option']")
-        await options.first.wait_for(timeout=5_000)
+        box = root.locator("[role='combobox']").first
+        for opener in ("click", "ArrowDown", "click"):  # a click on a busy page can be lost
+            if opener == "click":
+                await box.click()
+            else:
+                await box.press(opener)
+            listbox = await box.get_attribute("aria-controls")
+            scope = page.locator(f"[id='{listbox}']") if listbox else page
+            options = scope.locator("[role='option']")
+            try:
+                await options.first.wait_for(timeout=5_000)
+                break
+            except Exception:  # try the next way of opening it
+                note = "dropdown opened again (the wait is in the time)"
         option = options.nth(arg) if isinstance(arg, int) else options.filter(has_text=str(arg))
         await option.first.click()
     elif kind == "slider":
@@ -280,6 +317,7 @@ async def perform(page, root, kind: str, arg: object) -> None:
         await box.press("Enter")
     else:
         raise ValueError(f"unknown action {kind!r}")
+    return note
 
 
 async def settle(page, t0: float, timeout_s: float) -> float | None:
@@ -314,11 +352,11 @@ async def timed_action(page, action: Action, timeout_s: float) -> Outcome:
     root, why = await locate(page, key)
     if root is None:
         return Outcome(label, note=why)
-    if await root.locator("[disabled], [aria-disabled='true']").count() and kind != "select":
+    if await root.locator(":disabled, [aria-disabled='true']").count():
         return Outcome(label, note="disabled")
     try:
         t0 = await page.evaluate("performance.now()")
-        await perform(page, root, kind, arg)
+        note = await perform(page, root, kind, arg)
         seconds = await settle(page, t0, timeout_s)
     except Exception as error:  # a benchmark reports and goes on
         await page.keyboard.press("Escape")
@@ -327,12 +365,12 @@ async def timed_action(page, action: Action, timeout_s: float) -> Outcome:
         return Outcome(label, note="no rerun")
     if await page.locator("[data-testid='stException']").count():
         return Outcome(label, seconds, note="exception shown")
-    return Outcome(label, seconds)
+    return Outcome(label, seconds, note)
 
 
 async def concurrent(browser, base: str, slug: str, sessions: int, timeout_s: float) -> None:
-    action = HEAVIEST[slug]
-    print(f"\n## {sessions} concurrent sessions on {slug}: {action[0]} -> {action[2]}")
+    steps = HEAVIEST[slug]
+    print(f"\n## {sessions} concurrent sessions on {slug} (1280x720)")
     contexts = [await browser.new_context(viewport={"width": 1280, "height": 720})
                 for _ in range(sessions)]  # fmt: skip
     try:
@@ -340,17 +378,19 @@ async def concurrent(browser, base: str, slug: str, sessions: int, timeout_s: fl
             await context.add_init_script(_RUNLOG_SCRIPT)
         opened = await asyncio.gather(*(open_page(c, base, slug) for c in contexts))
         loads = ", ".join(f"{s:.1f}" for _, s in opened)
-        print(f"pages loaded (s, together): {loads}")
-        outcomes = await asyncio.gather(
-            *(timed_action(page, action, timeout_s) for page, _ in opened)
-        )
-        print("| session | settle (s) | note |\n|---|---|---|")
-        for i, o in enumerate(outcomes, 1):
-            shown = "-" if o.seconds is None else f"{o.seconds:.2f}"
-            print(f"| {i} | {shown} | {o.note} |")
-        times = [o.seconds for o in outcomes if o.seconds is not None]
-        if times:
-            print(f"median {statistics.median(times):.2f} s, max {max(times):.2f} s")
+        print(f"pages opened together, load times (s): {loads}")
+        for key, kind, arg in steps:
+            print(f"\n{key} {kind}" + ("" if arg is None else f" {arg}") + ", all at once:")
+            outcomes = await asyncio.gather(
+                *(timed_action(page, (key, kind, arg), timeout_s) for page, _ in opened)
+            )
+            print("| session | settle (s) | note |\n|---|---|---|")
+            for i, o in enumerate(outcomes, 1):
+                shown = "-" if o.seconds is None else f"{o.seconds:.2f}"
+                print(f"| {i} | {shown} | {o.note} |")
+            times = [o.seconds for o in outcomes if o.seconds is not None]
+            if times:
+                print(f"median {statistics.median(times):.2f} s, max {max(times):.2f} s")
     finally:
         for context in contexts:
             await context.close()

@@ -44,8 +44,9 @@ _FIGURE_JS = """(selector) => {
 }"""
 
 _TRUNCATED_JS = """() => {
+  // Streamlit 1.67's tabs are react-aria div[role=tab], not buttons.
   const selectors = [
-    "[data-testid='stWidgetLabel']", "button[role='tab']", "[data-testid='stMetricLabel']",
+    "[data-testid='stWidgetLabel']", "[role='tab']", "[data-testid='stMetricLabel']",
     "button[data-testid^='stBaseButton']", "[data-testid='stPageLink']",
   ];
   const out = [];
