@@ -3,6 +3,8 @@ track_running_stats, checked against nn.BatchNorm1d/2d."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -11,15 +13,25 @@ from plotly.subplots import make_subplots
 
 from core import batchnorm as bn
 from core.notes import NotesCallout, cite
+from ui.charts import show_chart
 from ui.code import show_code
+from ui.lesson import lesson_layout
 from ui.notes_callout import notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
 STEPS_KEY = "batchnorm._steps_done"  # session state, not a widget
+CONFIRMED_KEY = "batchnorm._long_run_ok"  # session state: the long replay the user asked for
+#: Training steps already taken when the page opens, so the chart shows a trained layer.
+DEFAULT_STEPS = 60
+#: A replay estimated above this many seconds waits for a click; above PROGRESS_SECONDS it
+#: shows a progress bar.
+GATE_SECONDS = 3.0
+PROGRESS_SECONDS = 1.0
 EPS_OPTIONS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 MOMENTUM_MODES = ("float (exponential average)", "None (cumulative average)")
 NORM_COLORS = "Turbo"
+GREY, GREEN, RED = "#6b6b6b", "#2ca02c", "#d62728"
 
 
 def _fmt(v: float) -> str:
@@ -35,12 +47,20 @@ def _half_life(m: float) -> str:
     return f"the buffers forget old batches with a half-life of {half_life:.1f} steps"
 
 
+def _steps_done() -> int:
+    return int(st.session_state.get(STEPS_KEY, DEFAULT_STEPS))
+
+
 def _add_steps(count: int) -> None:
-    st.session_state[STEPS_KEY] = st.session_state.get(STEPS_KEY, 0) + int(count)
+    st.session_state[STEPS_KEY] = _steps_done() + int(count)
 
 
 def _reset() -> None:
     st.session_state[STEPS_KEY] = 0
+
+
+def _confirm(config: bn.SimConfig, steps: int) -> None:
+    st.session_state[CONFIRMED_KEY] = (config, steps)
 
 
 @st.cache_resource(show_spinner=False)
@@ -49,21 +69,91 @@ def _callouts() -> list[NotesCallout]:
     return bn.notes_callouts()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _simulate(config: bn.SimConfig, steps: int) -> bn.History:
+def _run(config: bn.SimConfig, steps: int,
+         on_step: Callable[[int, int], None] | None = None) -> bn.History:
     return bn.simulate(
         config.stream, steps, config.batch_size, spatial=config.spatial,
         momentum=config.momentum, eps=config.eps, affine=config.affine,
-        track_running_stats=config.track_running_stats, seed=config.seed,
+        track_running_stats=config.track_running_stats, seed=config.seed, on_step=on_step,
     )
 
 
-st.title("BatchNorm explorer")
-st.caption(
-    "What you will see: a BatchNorm layer trained on a stream with known statistics, its running "
-    "buffers catching up (or lagging after a shift), the same batch through train() and eval(), "
-    "and every number checked against the real nn.BatchNorm."
-)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _simulate(config: bn.SimConfig, steps: int, _ready: bn.History | None = None) -> bn.History:
+    """One training run per (config, steps) for the whole process: it does not depend on the
+    session, so the default run on arrival is computed once for every student. ``_ready`` (not
+    part of the key) stores a run computed outside, with a progress bar: a cached function
+    must not draw, or Streamlit would replay the bar on every cache hit."""
+    return _ready if _ready is not None else _run(config, steps)
+
+
+@st.cache_resource(show_spinner=False)
+def _long_runs() -> set[tuple[bn.SimConfig, int]]:
+    """The (config, steps) of long runs already in :func:`_simulate`'s cache, for all sessions."""
+    return set()
+
+
+def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
+    """The run from the cache, or computed with real progress in ``bar`` when it is long."""
+    if (bn.estimate_simulate_seconds(config, steps) <= PROGRESS_SECONDS
+            or (config, steps) in _long_runs()):
+        return _simulate(config, steps)
+    history = _simulate(config, steps, _ready=_run(config, steps, _progress_hook(bar)))
+    _long_runs().add((config, steps))
+    bar.empty()
+    return history
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _repeated_eval(config: bn.SimConfig, eval_batch: int, sample: int) -> list[bn.RepeatedEval]:
+    return list(bn.repeated_eval(config, eval_batch=eval_batch, sample=sample))
+
+
+def _progress_hook(bar) -> Callable[[int, int], None]:
+    """Update ``bar`` about 50 times in a run, not at every step."""
+
+    def hook(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 50) == 0:
+            bar.progress(done / total, text=f"Training step {done} of {total}…")
+
+    return hook
+
+
+def _running_chart(history: bn.History, channel: int, steps: int) -> go.Figure:
+    """Batch, true and running mean (left) and variance (right) of one channel over the steps."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
+    step_axis = list(range(1, steps + 1))  # plain lists: the browser sees the numbers as such
+    for col, (batch_vals, running, true_vals, name) in enumerate((
+        (history.batch_mean, history.running_mean, history.true_mean, "mean"),
+        (history.batch_var_unbiased, history.running_var, history.true_var, "variance"),
+    ), start=1):
+        first = col == 1
+        fig.add_trace(go.Scatter(x=step_axis, y=batch_vals[:, channel].tolist(),
+                                 mode="markers", marker={"size": 5, "color": GREY},
+                                 name="batch statistic",
+                                 legendgroup="batch", showlegend=first), row=1, col=col)
+        fig.add_trace(go.Scatter(x=step_axis, y=true_vals[:, channel].tolist(), mode="lines",
+                                 line={"dash": "dash", "color": GREEN, "width": 2},
+                                 name="true value", legendgroup="true",
+                                 showlegend=first), row=1, col=col)
+        if running is not None:
+            fig.add_trace(go.Scatter(x=list(range(steps + 1)), y=running[:, channel].tolist(),
+                                     mode="lines+markers" if steps == 0 else "lines",
+                                     line={"width": 3, "color": RED},
+                                     name="running_mean/var", legendgroup="running",
+                                     showlegend=first), row=1, col=col)
+        if history.shift_step is not None and history.shift_step < steps:
+            fig.add_vline(x=history.shift_step + 0.5, line_dash="dot", line_color="#ff7f0e",
+                          annotation_text="shift", annotation_position="bottom right",
+                          row=1, col=col)
+        fig.update_yaxes(title_text=f"{name}, channel {channel}", row=1, col=col)
+    fig.update_xaxes(title_text="training step", range=[0, steps + 1] if steps < 10 else None)
+    fig.update_layout(height=400, margin={"t": 40, "b": 10, "l": 10, "r": 10},
+                      font={"color": "#111111"},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
+    return fig
+
+
 settings = current_settings()
 # Value widgets (not the buttons) come back as the user left them after a visit to another page.
 keep_widget_state(
@@ -77,60 +167,72 @@ keep_widget_state(
     )
 )  # fmt: skip
 
+layout = lesson_layout(
+    "BatchNorm explorer",
+    "the red running_mean / running_var, which eval() uses, catching up with the green true "
+    "values of the stream step by step; the grey dots are each batch's own statistics, which "
+    "train() uses.",
+    figure_share=0.66,
+)
+
 # ------------------------------------------------------------------------------------------
-# Controls
+# Controls: the key ones beside the figure, the rest in an expander under them
 # ------------------------------------------------------------------------------------------
-c_shape, c_stream, c_module = st.columns(3)
-with c_shape:
-    st.subheader("Input", anchor=False)
-    channels = int(st.number_input("Channels C", 1, 8, 3, key="batchnorm.channels"))
+with layout.controls:
+    train_box = st.container()
+    key_box = st.container()
+    channel_box = st.container()
+    more = st.expander("More settings: input, stream, module", icon=":material/tune:")
+with key_box:
     batch_size = int(st.number_input(
         "Batch size N", 1, 256, 16, key="batchnorm.batch_size",
         help="Try 1: BatchNorm needs more than one value per channel to compute a variance.",
     ))
-    layout = st.radio("Input layout", tuple(bn.LAYOUTS), index=2, horizontal=True,
-                      key="batchnorm.layout")
-    dims = bn.LAYOUTS[layout]
+    momentum_mode = st.radio("momentum", MOMENTUM_MODES, key="batchnorm.momentum_mode")
+    momentum_value = float(st.number_input(
+        "momentum m", 0.0, 1.0, 0.1, 0.01, format="%.3f", key="batchnorm.momentum",
+        disabled=momentum_mode != MOMENTUM_MODES[0],
+        help="PyTorch convention: the weight of the new batch in the running average.",
+    ))
+    momentum: float | None = momentum_value if momentum_mode == MOMENTUM_MODES[0] else None
+    shift_on = st.checkbox("Shift the stream", False, key="batchnorm.shift",
+                           help="From step K on, the stream's mean and std change (set K and "
+                                "the change under More settings).")
+with more:
+    channels = int(st.number_input("Channels C", 1, 8, 3, key="batchnorm.channels"))
+    layout_name = st.radio("Input layout", tuple(bn.LAYOUTS), index=2, horizontal=True,
+                           key="batchnorm.layout")
+    dims = bn.LAYOUTS[layout_name]
     side_requested = int(st.number_input(
         "Spatial size (L, or H = W)", 1, 100_000, 4, key="batchnorm.spatial",
         disabled=dims == 0, help="Ignored for (N, C) input.",
     ))
-with c_stream:
-    st.subheader("Data stream", anchor=False)
     mean_text = st.text_input("Mean per channel", "2, -1, 0.5", key="batchnorm.mean",
                               help="One number for all channels, or one per channel.")
     std_text = st.text_input("Std per channel", "3, 0.5, 1", key="batchnorm.std",
                              help="Must be > 0.")
-    shift_on = st.checkbox("Distribution shift", False, key="batchnorm.shift")
-    s1, s2, s3 = st.columns(3)
-    shift_step = int(s1.number_input("after step K", 0, bn.MAX_STEPS, 100,
+    shift_step = int(st.number_input("Shift after step K", 0, bn.MAX_STEPS, 30,
                                      key="batchnorm.shift_step", disabled=not shift_on))
-    shift_mean = float(s2.number_input("mean += ", -100.0, 100.0, 3.0, 0.5,
+    shift_mean = float(st.number_input("Shift: mean += ", -100.0, 100.0, 3.0, 0.5,
                                        key="batchnorm.shift_mean", disabled=not shift_on))
-    shift_std = float(s3.number_input("std ×", 0.0, 100.0, 2.0, 0.25,
+    shift_std = float(st.number_input("Shift: std ×", 0.0, 100.0, 2.0, 0.25,
                                       key="batchnorm.shift_std", disabled=not shift_on))
-    nan_on = st.checkbox("Inject one NaN into the stream", False, key="batchnorm.inject_nan")
+    nan_on = st.checkbox("Inject one NaN", False, key="batchnorm.inject_nan",
+                         help="One NaN in channel 0 of one batch of the stream.")
     nan_step = int(st.number_input("NaN in batch number", 0, bn.MAX_STEPS, 5,
                                    key="batchnorm.nan_step", disabled=not nan_on))
-with c_module:
-    st.subheader("Module", anchor=False)
-    momentum_mode = st.radio("momentum", MOMENTUM_MODES, key="batchnorm.momentum_mode")
-    momentum_value = float(st.number_input(
-        "momentum value (PyTorch convention)", 0.0, 1.0, 0.1, 0.01, format="%.3f",
-        key="batchnorm.momentum", disabled=momentum_mode != MOMENTUM_MODES[0],
-    ))
-    momentum: float | None = momentum_value if momentum_mode == MOMENTUM_MODES[0] else None
     eps = float(st.select_slider("eps", EPS_OPTIONS, value=1e-5, key="batchnorm.eps",
                                  format_func=lambda v: f"{v:g}"))
-    affine = st.checkbox("affine (learnable weight γ and bias β)", True, key="batchnorm.affine")
+    affine = st.checkbox("affine (γ and β)", True, key="batchnorm.affine",
+                         help="Learnable weight γ and bias β per channel.")
     track = st.checkbox("track_running_stats", True, key="batchnorm.track")
+with channel_box:
+    channel = int(st.selectbox("Channel to plot", list(range(channels)), key="batchnorm.channel"))
 
 # ------------------------------------------------------------------------------------------
 # Validate the inputs (core raises ValueError with a message for people)
 # ------------------------------------------------------------------------------------------
 cap = bn.cap_spatial(side_requested, dims=dims, batch_size=batch_size, channels=channels)
-if cap.notice:
-    st.warning(cap.notice, icon=":material/compress:")
 spatial: tuple[int, ...] = (cap.side,) * dims
 try:
     mean = bn.parse_channel_values(mean_text, channels, name="stream mean")
@@ -141,524 +243,536 @@ try:
                        shifted_mean=shifted_mean, shifted_std=shifted_std,
                        nan_step=nan_step if nan_on else None)
 except ValueError as error:
-    st.error(f"{error}\n\nHint: type finite numbers separated by commas, one per channel (or "
-             "one for all); a std must be > 0, and the 'std ×' factor of the shift too.",
-             icon=":material/error:")
+    with layout.figure:
+        st.error(f"{error}\n\nHint: type finite numbers separated by commas, one per channel "
+                 "(or one for all); a std must be > 0, and the 'std ×' factor of the shift too.",
+                 icon=":material/error:")
     st.stop()
 
 config = bn.SimConfig(stream=stream, batch_size=batch_size, spatial=spatial, momentum=momentum,
                       eps=eps, affine=affine, track_running_stats=track, seed=settings.seed)
-if momentum == 0.0:
-    st.warning("momentum = 0: the running statistics never move from their initial values "
-               "(mean 0, var 1), so eval() normalizes every batch with 0 and 1 forever.",
-               icon=":material/warning:")
-elif momentum == 1.0:
-    st.warning("momentum = 1: the running statistics are replaced by the last batch's statistics "
-               "at every step, so eval() depends on whichever batch came last (no averaging).",
-               icon=":material/warning:")
+shape = config.shape
+torch_error = bn.torch_error_for(shape, training=True)  # the real module's answer
 
 # ------------------------------------------------------------------------------------------
 # Training controls and state
 # ------------------------------------------------------------------------------------------
-shape = config.shape
-torch_error = bn.torch_error_for(shape, training=True)  # the real module's answer
-st.subheader("Train", anchor=False)
-t1, t2, t3, t4, t5 = st.columns([2, 1.6, 0.8, 0.8, 3], vertical_alignment="bottom")
-n_steps = int(t1.number_input("N steps", 1, 500, 10, key="batchnorm.n_steps"))
-t2.button(f"Train {n_steps} steps", key="batchnorm.train", on_click=_add_steps,
-          args=(n_steps,), disabled=torch_error is not None)
-t3.button("Step", key="batchnorm.step", on_click=_add_steps, args=(1,),
-          disabled=torch_error is not None)
-t4.button("Reset", key="batchnorm.reset", on_click=_reset)
-steps = int(st.session_state.get(STEPS_KEY, 0))
+with train_box:
+    n_steps = int(st.number_input("Steps per Train", 1, 500, 20, key="batchnorm.n_steps"))
+    t1, t2, t3 = st.columns(3, gap="small")
+    t1.button("Train", key="batchnorm.train", on_click=_add_steps, args=(n_steps,),
+              disabled=torch_error is not None, type="primary", width="stretch",
+              help=f"Train {n_steps} more steps on the next batches of the stream.")
+    t2.button("Step", key="batchnorm.step", on_click=_add_steps, args=(1,),
+              disabled=torch_error is not None, width="stretch", help="Train one more step.")
+    t3.button("Reset", key="batchnorm.reset", on_click=_reset, width="stretch",
+              help="Back to a fresh layer (0 steps).")
+
+steps = _steps_done()
+capped_message = None
 if steps > bn.MAX_STEPS:
-    st.info(f"The history is capped at {bn.MAX_STEPS} steps; showing the first {bn.MAX_STEPS}.")
+    capped_message = (f"The history is capped at {bn.MAX_STEPS} steps; showing the first "
+                      f"{bn.MAX_STEPS}.")
     steps = st.session_state[STEPS_KEY] = bn.MAX_STEPS
-t5.markdown(f"**{steps}** training steps so far · input `{shape}` · "
-            f"`nn.{config.module_name}` · {batch_size} sample{'s' if batch_size > 1 else ''}, "
-            f"{int(np.prod(shape) // shape[1])} values per channel per batch")
-st.caption("Changing a control replays the same number of steps with the new settings on the "
-           "same batches (same seed), so you can compare settings directly.")
-
 if torch_error is not None:
-    st.error(f"nn.{config.module_name} in train() says:\n\n`ValueError: {torch_error}`\n\n"
-             "Hint: raise the batch size or the spatial size.", icon=":material/error:")
-    st.markdown(
-        "**Why?** In training BatchNorm normalizes each channel with the mean and variance of "
-        "the values it sees in *this* batch: N · spatial values per channel. With "
-        f"input `{shape}` that is one value, whose variance is 0 (biased) or 0/0 (unbiased), so "
-        "every output would be exactly β and `running_var` would become NaN. PyTorch refuses "
-        "instead. eval() with running statistics still works on a single sample, and so does "
-        "N = 1 with a spatial size above 1 (then the statistics come from one image's pixels)."
-    )
     steps = 0
-elif batch_size == 1:
-    st.info(
-        f"Batch size 1 trains here because each channel still has {int(np.prod(spatial))} "
-        "spatial values. PyTorch checks values per channel (N·H·W), not N. The batch statistics "
-        "then describe a single image, so the running statistics are noisier.",
-        icon=":material/info:",
-    )
+requested_steps = steps
+estimate = bn.estimate_simulate_seconds(config, steps)
+if estimate > GATE_SECONDS and st.session_state.get(CONFIRMED_KEY) != (config, steps):
+    steps = min(steps, bn.affordable_steps(config, GATE_SECONDS))
 
-with st.spinner(f"Simulating {steps} steps…"):
-    history = _simulate(config, steps)
+with layout.figure:
+    history = _history(config, steps, st.empty())
+    show_chart(
+        _running_chart(history, channel, steps),
+        alt=f"Line charts of channel {channel} over {steps} training steps: the running mean and "
+            "running variance (red) approach the stream's true mean and variance (green dashed); "
+            "grey dots are each batch's own mean and variance.",
+        key="batchnorm.running_chart",
+    )
+    st.markdown(
+        f"**{steps}** training steps · input `{shape}` · `nn.{config.module_name}` · "
+        f"{int(np.prod(shape) // shape[1])} values per channel per batch. Changing a control "
+        "replays the same steps on the same batches (same seed) with the new settings."
+    )
+    if steps < requested_steps:
+        st.warning(
+            f"Replaying {requested_steps} steps of {int(np.prod(shape)):,}-value batches takes "
+            f"about {estimate:.0f} s on this CPU, so the chart shows the first {steps}.",
+            icon=":material/hourglass:",
+        )
+        st.button(f"Run all {requested_steps} steps (about {estimate:.0f} s)",
+                  key="batchnorm.run_long", on_click=_confirm, args=(config, requested_steps))
+    if capped_message:
+        st.info(capped_message, icon=":material/info:")
+    if cap.notice:
+        st.warning(cap.notice, icon=":material/compress:")
+    if momentum == 0.0:
+        st.warning("momentum = 0: the running statistics never move from their initial values "
+                   "(mean 0, var 1), so eval() normalizes every batch with 0 and 1 forever.",
+                   icon=":material/warning:")
+    elif momentum == 1.0:
+        st.warning("momentum = 1: the running statistics are replaced by the last batch's "
+                   "statistics at every step, so eval() depends on whichever batch came last "
+                   "(no averaging).", icon=":material/warning:")
+    if torch_error is not None:
+        st.error(f"nn.{config.module_name} in train() says:\n\n`ValueError: {torch_error}`\n\n"
+                 "Hint: raise the batch size or the spatial size.", icon=":material/error:")
+        st.markdown(
+            "**Why?** In training BatchNorm normalizes each channel with the mean and variance "
+            "of the values it sees in *this* batch: N · spatial values per channel. With "
+            f"input `{shape}` that is one value, whose variance is 0 (biased) or 0/0 "
+            "(unbiased), so every output would be exactly β and `running_var` would become NaN. "
+            "PyTorch refuses instead. eval() with running statistics still works on a single "
+            "sample, and so does N = 1 with a spatial size above 1 (then the statistics come "
+            "from one image's pixels)."
+        )
+    elif steps == 0:
+        st.info("No training steps yet: the red dot is the fresh buffers (mean 0, var 1). "
+                "Press **Train** or **Step**.", icon=":material/info:")
+    elif batch_size == 1:
+        st.info(
+            f"Batch size 1 trains here because each channel still has {int(np.prod(spatial))} "
+            "spatial values. PyTorch checks values per channel (N·H·W), not N. The batch "
+            "statistics then describe a single image, so the running statistics are noisier.",
+            icon=":material/info:",
+        )
+    if not track:
+        st.info("track_running_stats=False: the module has no running_mean/running_var buffers, "
+                "so there is no red line; only the batch statistics exist.",
+                icon=":material/info:")
+    if history.first_nan_step is not None:
+        st.warning(
+            f"A NaN in batch {nan_step} entered the running statistics at step "
+            f"{history.first_nan_step}. running_mean/var of channel 0 stay NaN forever: "
+            "(1 − m)·NaN + m·x is NaN, so every later eval() output of that channel is NaN too. "
+            "Check your data (torch.isfinite) before it reaches a BatchNorm layer.",
+            icon=":material/warning:",
+        )
+    elif nan_on and nan_step >= steps and torch_error is None:
+        st.info(f"The NaN sits in batch {nan_step}; train past step {nan_step} to see it "
+                "arrive.", icon=":material/info:")
 
 shown_index = max(steps - 1, 0)
 x = bn.sample_batch(stream, shown_index, batch_size, spatial, seed=settings.seed)
 weight = torch.ones(channels) if affine else None
 bias = torch.zeros(channels) if affine else None
 
-if history.first_nan_step is not None:
-    st.warning(
-        f"A NaN in batch {nan_step} entered the running statistics at step "
-        f"{history.first_nan_step}. running_mean/var of channel 0 stay NaN forever: "
-        "(1 − m)·NaN + m·x is NaN, so every later eval() output of that channel is NaN too. "
-        "Check your data (torch.isfinite) before it reaches a BatchNorm layer.",
-        icon=":material/warning:",
-    )
-elif nan_on and nan_step >= steps and torch_error is None:
-    st.info(f"The NaN sits in batch {nan_step}; train past step {nan_step} to see it arrive.")
-
 # ------------------------------------------------------------------------------------------
-# 1. Running statistics
+# Details: everything below the figure
 # ------------------------------------------------------------------------------------------
-st.header("1. Running statistics vs batch statistics", anchor=False)
-channel = int(st.selectbox("Channel to plot", list(range(channels)), key="batchnorm.channel"))
-if steps == 0:
-    st.info("No training steps yet: press **Train** or **Step** above.", icon=":material/info:")
-else:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        f"mean, channel {channel}", f"variance, channel {channel}"))
-    step_axis = np.arange(1, steps + 1)
-    for col, (batch_vals, running, true_vals, name) in enumerate((
-        (history.batch_mean, history.running_mean, history.true_mean, "mean"),
-        (history.batch_var_unbiased, history.running_var, history.true_var, "var"),
-    ), start=1):
-        fig.add_trace(go.Scatter(x=step_axis, y=batch_vals[:, channel], mode="markers",
-                                 marker={"size": 4, "color": "#999"},
-                                 name=f"batch {name}" + (" (unbiased)" if name == "var" else ""),
-                                 legendgroup=name), row=1, col=col)
-        fig.add_trace(go.Scatter(x=step_axis, y=true_vals[:, channel], mode="lines",
-                                 line={"dash": "dash", "color": "#2ca02c"},
-                                 name=f"true population {name}", legendgroup=name),
-                      row=1, col=col)
-        if running is not None:
-            fig.add_trace(go.Scatter(x=np.arange(0, steps + 1), y=running[:, channel],
-                                     mode="lines", line={"width": 3, "color": "#d62728"},
-                                     name=f"running_{name}", legendgroup=name), row=1, col=col)
-        if stream.shift_step is not None and stream.shift_step < steps:
-            fig.add_vline(x=stream.shift_step + 0.5, line_dash="dot", line_color="#ff7f0e",
-                          annotation_text="shift", row=1, col=col)
-    fig.update_xaxes(title_text="training step")
-    fig.update_layout(height=420, margin={"t": 40, "b": 10},
-                      legend={"orientation": "h", "y": -0.25, "x": 0})
-    st.plotly_chart(fig, width="stretch")
-    if not track:
-        st.info("track_running_stats=False: the module has no running_mean/running_var buffers, "
-                "so there is no red line; only the batch statistics exist.",
-                icon=":material/info:")
-
-# ------------------------------------------------------------------------------------------
-# 2. train() vs eval() on the same batch
-# ------------------------------------------------------------------------------------------
-st.header("2. The same batch through train() and eval()", anchor=False)
-comparison: bn.ModeComparison | None = None
-if torch_error is not None:
-    st.info("train() cannot run on this input (see the error above), so there is nothing to "
-            "compare.", icon=":material/info:")
-else:
-    comparison = bn.compare_modes(x, history.state, eps=eps, weight=weight, bias=bias,
-                                  track_running_stats=track, momentum=momentum)
-    which = "the last one trained on" if steps else "the first one, not trained on yet"
-    st.caption(f"Batch number {shown_index} of the stream ({which}), channel {channel}, after "
-               f"{steps} steps.")
-    y_tr = comparison.y_train[:, channel].flatten().numpy()
-    y_ev = comparison.y_eval[:, channel].flatten().numpy()
-    tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
-    em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
-    finite = np.concatenate([y_tr, y_ev])
-    finite = finite[np.isfinite(finite)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
-    bins = {"start": lo, "end": hi + 1e-9, "size": max((hi - lo) / 40, 1e-6)}  # shared bins
-    hist = go.Figure()
-    hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
-                                opacity=0.6, xbins=bins, marker_color="#1f77b4"))
-    hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
-                                opacity=0.6, xbins=bins, marker_color="#d62728"))
-    for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
-        if np.isfinite(value):
-            hist.add_vline(x=float(value), line_color=color, line_dash="dash")
-    hist.update_layout(barmode="overlay", height=340, margin={"t": 30, "b": 10},
-                       xaxis_title="output value", yaxis_title="count",
-                       legend={"orientation": "h"})
-    st.plotly_chart(hist, width="stretch")
-    m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric("train() mean", f"{tm:.3f}")
-    m2.metric("train() std", f"{ts:.3f}")
-    m3.metric("eval() mean", f"{em:.3f}", delta=f"{em - tm:+.3f} vs train", delta_color="off")
-    m4.metric("eval() std", f"{es:.3f}", delta=f"{es - ts:+.3f} vs train", delta_color="off")
-    m5.metric("max |train − eval|", f"{comparison.max_abs_gap:.3g}")
-
-    bmean, bvar, _ = bn.batch_stats(x)
-    verdict = (
-        f"**train()** used {comparison.train_source}: mean {_fmt(bmean[channel].item())}, "
-        f"var {_fmt(bvar[channel].item())} for channel {channel}.\n\n"
-        f"**eval()** used {comparison.eval_source}"
-    )
-    if track:
-        verdict += (f": running_mean {_fmt(history.state.running_mean[channel].item())}, "
-                    f"running_var {_fmt(history.state.running_var[channel].item())}.")
-        if abs(em - tm) < 0.1 and abs(es - ts) < 0.1:
-            st.success(verdict + f"\n\nThe running statistics have caught up with the stream: "
-                       f"eval() output of channel {channel} is within 0.1 of mean 0 / std 1; "
-                       "what remains is batch-to-batch noise.", icon=":material/check_circle:")
-        else:
-            st.warning(verdict + "\n\nThe running statistics still differ from this batch's, so "
-                       "eval() output is not mean 0 / std 1: this is the train/eval gap.",
-                       icon=":material/compare_arrows:")
-    else:
-        st.info(verdict + " Both histograms coincide (max gap "
-                f"{comparison.max_abs_gap:.1g}).", icon=":material/info:")
-
-# ------------------------------------------------------------------------------------------
-# 3. Explanations tied to the live module
-# ------------------------------------------------------------------------------------------
-st.header("3. What is inside the module", anchor=False)
-module = bn.make_module(channels, dims, momentum=momentum, eps=eps, affine=affine,
-                        track_running_stats=track, state=history.state)
-tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
-    ["Parameters vs buffers", "Update formulas", "Biased vs unbiased", "Keras momentum",
-     "Frozen BN"])
-with tab_buf:
-    anatomy = bn.module_anatomy(module)
-    st.code(anatomy.module_repr, language="text")
-    b1, b2, b3 = st.columns(3)
-    b1.markdown("**`named_parameters()`**")
-    b1.table({"name": [p[0] for p in anatomy.parameters] or ["(none)"],
-              "shape": [str(p[1]) for p in anatomy.parameters] or [""],
-              "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
-    b2.markdown("**`named_buffers()`**")
-    b2.table({"name": [b[0] for b in anatomy.buffers] or ["(none)"],
-              "shape": [str(b[1]) for b in anatomy.buffers] or [""],
-              "dtype": [b[2] for b in anatomy.buffers] or [""]})
-    b3.markdown("**`state_dict().keys()`**")
-    b3.table({"key": list(anatomy.state_dict_keys) or ["(empty)"]})
-    st.markdown(
-        f"An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` receives "
-        f"**{anatomy.optimizer_tensors}** tensors"
-        + (" (weight, bias)" if affine else " (affine=False: nothing to learn)")
-        + ". The running statistics are registered with `register_buffer`: they are saved in "
-        "`state_dict()` and moved by `.to(device)`, but have no gradient and are never touched "
-        "by the optimizer. Only a forward pass in train() changes them."
-        + ("" if track else " With track_running_stats=False they do not exist at all.")
-    )
-with tab_upd:
-    explanation = bn.explain_update(history, channel, momentum)
-    if explanation is None:
-        st.info("No update to show: " + ("track_running_stats=False (no buffers)." if not track
-                else "no training step yet."))
-    else:
-        e = explanation
-        factor_words = (f"m = momentum = {_fmt(e.factor)}" if momentum is not None
-                        else f"m = {e.factor_text} = {_fmt(e.factor)}")
-        st.markdown(f"Step {e.step}, channel {channel}: {factor_words}; the batch had "
-                    f"n = N·spatial = {e.n} values per channel.")
-        st.latex(r"\text{running\_mean} \leftarrow (1-m)\,\text{running\_mean} + m\,\mu_B"
-                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_mean)} + {_fmt(e.factor)}\cdot"
-                 rf"{_fmt(e.batch_mean)} = {_fmt(e.new_mean)}")
-        st.latex(r"\text{running\_var} \leftarrow (1-m)\,\text{running\_var} + m\,"
-                 r"\sigma^2_{B,\text{unbiased}}"
-                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_var)} + {_fmt(e.factor)}\cdot"
-                 rf"{_fmt(e.batch_var_unbiased)} = {_fmt(e.new_var)}")
-        st.markdown(
-            f"`num_batches_tracked` went from {e.step - 1} to {e.step}. "
-            + ("With momentum=None the factor is 1/num_batches_tracked, which makes the running "
-               "value the plain average of all batch statistics so far (exact for a fixed "
-               "dataset, slow to follow a shift)." if momentum is None else
-               f"With a fixed momentum the weight of a batch seen j steps ago is "
-               f"m·(1−m)^j: {_half_life(e.factor)}.")
-        )
-with tab_var:
+with layout.details:
+    # ------------------------------------------------------------------------------------------
+    # 1. train() vs eval() on the same batch
+    # ------------------------------------------------------------------------------------------
+    st.header("1. The same batch through train() and eval()", anchor=False)
+    comparison: bn.ModeComparison | None = None
     if torch_error is not None:
-        st.info("With one value per channel the unbiased variance is 0/0: that is the error above.")
+        st.info("train() cannot run on this input (see the error beside the chart), so there "
+                "is nothing to compare.", icon=":material/info:")
     else:
-        n_values = int(np.prod(shape) // shape[1])
-        _, bvar, bvar_u = bn.batch_stats(x)
-        st.markdown(
-            f"Channel {channel} of the shown batch has n = {n_values} values. "
-            f"Biased variance Σ(x−μ)²/n = **{_fmt(bvar[channel].item())}** is what train() "
-            f"divides by (as √(var + eps)). Unbiased Σ(x−μ)²/(n−1) = biased × n/(n−1) = "
-            f"{_fmt(bvar[channel].item())} × {n_values}/{n_values - 1} = "
-            f"**{_fmt(bvar_u[channel].item())}** is what goes into running_var. "
-            f"The ratio n/(n−1) = {n_values / (n_values - 1):.4f} matters for small batches "
-            "(2 values: ×2) and vanishes for large ones."
-        )
-with tab_keras:
-    st.markdown("PyTorch's momentum is the weight of the **new** batch; Keras's "
-                "`BatchNormalization(momentum=...)` is the weight of the **old** average. "
-                "So PyTorch 0.1 ↔ Keras 0.9 (and Keras' default 0.99 ↔ PyTorch 0.01).")
-    if momentum is None:
-        st.markdown("The current momentum=None (cumulative average) has no Keras equivalent.")
-    else:
-        st.markdown(f"Current PyTorch momentum {momentum:g} ↔ Keras momentum "
-                    f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
-    k1, k2 = st.columns(2)
-    direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
-                         key="batchnorm.keras_direction", horizontal=True)
-    value = float(k2.number_input("momentum", 0.0, 1.0, 0.1, 0.01, format="%.4f",
-                                  key="batchnorm.keras_value"))
-    if direction == "PyTorch → Keras":
-        st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
-    else:
-        st.markdown(f"Keras {value:g} → PyTorch **{bn.keras_to_pytorch_momentum(value):g}**")
-with tab_frozen:
-    st.markdown(
-        "\"Frozen BN\" means normalizing with fixed statistics while the rest of the network "
-        "trains (fine-tuning with small batches, detection backbones). Two ways:\n"
-        "1. Call `.eval()` on every BatchNorm after `model.train()`: the buffers stop updating "
-        "and eval() statistics are used; γ and β still learn unless you set "
-        "`requires_grad_(False)`.\n"
-        "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
-        "running statistics are all buffers, so nothing can change them."
-    )
-    st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, nn.modules.batchnorm."
-            "_BatchNorm):\n        m.eval()  # freeze the running statistics", language="python")
-    if comparison is not None and track:
-        frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
-                                 bias=bias)
-        st.markdown(
-            f"Live check: `FrozenBatchNorm2d({channels}, eps={eps:g})` loaded from the current "
-            f"buffers has **{frozen.parameters}** parameters and buffers "
-            f"`{', '.join(frozen.buffers)}`; on the shown batch it differs from our eval() "
-            f"output by at most **{frozen.max_abs_diff_vs_eval:.2g}**."
-        )
-    elif not track:
-        st.info("track_running_stats=False: there are no running statistics to freeze.")
+        comparison = bn.compare_modes(x, history.state, eps=eps, weight=weight, bias=bias,
+                                      track_running_stats=track, momentum=momentum)
+        which = "the last one trained on" if steps else "the first one, not trained on yet"
+        st.caption(f"Batch number {shown_index} of the stream ({which}), channel {channel}, after "
+                   f"{steps} steps.")
+        y_tr = comparison.y_train[:, channel].flatten().numpy()
+        y_ev = comparison.y_eval[:, channel].flatten().numpy()
+        tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
+        em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
+        finite = np.concatenate([y_tr, y_ev])
+        finite = finite[np.isfinite(finite)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
+        bins = {"start": lo, "end": hi + 1e-9, "size": max((hi - lo) / 40, 1e-6)}  # shared bins
+        hist = go.Figure()
+        hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
+                                    opacity=0.6, xbins=bins, marker_color="#1f77b4"))
+        hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
+                                    opacity=0.6, xbins=bins, marker_color="#d62728"))
+        for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
+            if np.isfinite(value):
+                hist.add_vline(x=float(value), line_color=color, line_dash="dash")
+        hist.update_layout(barmode="overlay", height=340, margin={"t": 40, "b": 10},
+                           xaxis_title="output value", yaxis_title="count",
+                           legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
+        show_chart(hist, width="stretch", key="batchnorm.modes_chart",
+                   alt=f"Overlaid histograms of channel {channel}'s output for one batch: "
+                       f"train() (blue) has mean {tm:.2f} and std {ts:.2f}, eval() (red) mean "
+                       f"{em:.2f} and std {es:.2f}.")
+        m1, m2, m3, m4, m5 = st.columns(5)
+        m1.metric("train() mean", f"{tm:.3f}")
+        m2.metric("train() std", f"{ts:.3f}")
+        m3.metric("eval() mean", f"{em:.3f}", delta=f"{em - tm:+.3f} vs train", delta_color="off")
+        m4.metric("eval() std", f"{es:.3f}", delta=f"{es - ts:+.3f} vs train", delta_color="off")
+        m5.metric("max |train − eval|", f"{comparison.max_abs_gap:.3g}")
 
-# ------------------------------------------------------------------------------------------
-# 4. Beyond BatchNorm
-# ------------------------------------------------------------------------------------------
-st.header("4. Which axes do BatchNorm, LayerNorm, InstanceNorm and GroupNorm pool?",
-          anchor=False)
-divisors = [g for g in range(1, channels + 1) if channels % g == 0]
-proper = [g for g in divisors if 1 < g < channels]
-groups = int(st.selectbox(
-    "GroupNorm groups G", divisors, index=divisors.index(proper[-1]) if proper else 0,
-    key="batchnorm.groups",
-    help="G must divide C. G = 1 is LayerNorm over (C, H, W); G = C is InstanceNorm.",
-))
-demo_n = min(max(batch_size, 2), 6)
-demo_x = bn.sample_batch(stream, 0, demo_n, (4, 4), seed=settings.seed)
-if stream.nan_step == 0:
-    demo_x = torch.nan_to_num(demo_x)
-names = ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm")
-diagram = make_subplots(rows=1, cols=4, subplot_titles=names, horizontal_spacing=0.04)
-for i, name in enumerate(names, start=1):
-    ids = bn.norm_group_ids(name, demo_n, channels, groups)
-    diagram.add_trace(go.Heatmap(z=ids, text=ids, texttemplate="%{text}", showscale=False,
-                                 colorscale=NORM_COLORS, xgap=2, ygap=2,
-                                 hovertemplate="sample n=%{x}, channel c=%{y}<br>"
-                                               "statistic #%{z}<extra></extra>"),
-                      row=1, col=i)
-diagram.update_xaxes(title_text="sample n", dtick=1)
-diagram.update_yaxes(title_text="channel c", dtick=1, autorange="reversed", row=1, col=1)
-diagram.update_yaxes(dtick=1, autorange="reversed")
-diagram.update_layout(height=260, margin={"t": 40, "b": 10})
-st.plotly_chart(diagram, width="stretch")
-st.caption("Each cell is one (sample, channel) pair holding all H×W positions; cells with the "
-           "same number and colour share one mean and variance. All four always pool H and W. "
-           "GroupNorm with G = 1 equals LayerNorm, with G = C it equals InstanceNorm.")
-results = bn.compare_norms(demo_x, groups)
-st.table({
-    "normalization": [r.name for r in results],
-    "real module": [r.module for r in results],
-    "pools over": [r.axes for r in results],
-    "statistics (shape)": [str(r.stats_shape) for r in results],
-    "values per statistic": [r.values_per_stat for r in results],
-    "max |by hand − module|": [f"{r.max_abs_diff:.1e}" for r in results],
-})
-st.caption(f"Live input: {tuple(demo_x.shape)} drawn from the stream above (batch 0). Only "
-           "BatchNorm mixes samples, which is why only BatchNorm has running statistics and a "
-           "train/eval difference.")
-
-# ------------------------------------------------------------------------------------------
-# 5. The notes' lessons, run live
-# ------------------------------------------------------------------------------------------
-st.header("5. What the notes teach about BatchNorm, run live", anchor=False)
-st.caption("Each demo runs the real nn.BatchNorm now and cites the place in the notes "
-           "(FILE:LINE in the notes folder) it checks.")
-
-# 5a. The formula with this batch's numbers (notes 000:11, 002:801-805)
-st.subheader("The formula, with this batch's numbers", anchor=False)
-st.caption(f"The {cite(bn.NOTES_REFS['formula'])} list the symbols of the PyTorch 1.10 "
-           f"documentation (γ, β, E[x], Var[x]); the {cite(bn.NOTES_REFS['formula_missing'])} "
-           "announce the formula and stop. Here it is, for one element of the batch shown in "
-           "section 2 and the channel chosen above.")
-f1, f2, f3, f4 = st.columns(4)
-sample_raw = int(f1.number_input("sample n", 0, 255, 0, key="batchnorm.formula_sample"))
-positions = int(np.prod(spatial)) if spatial else 1
-position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999, 0,
-                                   key="batchnorm.formula_position", disabled=dims == 0,
-                                   help="Index into the L or H×W positions, row by row."))
-gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, 1.5, 0.25,
-                              key="batchnorm.formula_gamma", disabled=not affine))
-beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, 0.25, 0.25,
-                             key="batchnorm.formula_beta", disabled=not affine))
-f_sample = min(sample_raw, batch_size - 1)
-f_position = min(position_raw, positions - 1) if dims else 0
-if (f_sample, f_position) != (sample_raw, position_raw if dims else 0):
-    st.caption(f"The batch has {batch_size} samples and {positions} positions per channel: "
-               f"following sample {f_sample}, position {f_position}.")
-f_weight, f_bias = (gamma, beta) if affine else (None, None)
-if torch_error is not None:
-    st.info("The formula needs the batch's variance, and each channel of this input holds one "
-            "value: see the batch-of-one demo below.", icon=":material/info:")
-else:
-    try:
-        check = bn.formula_check(x, sample=f_sample, channel=channel, position=f_position,
-                                 eps=eps, weight=f_weight, bias=f_bias)
-    except ValueError as error:
-        st.error(f"{error}\n\nHint: pick another element or eps.", icon=":material/error:")
-    else:
-        affine_tex = (rf"\cdot {_fmt(check.weight)} + {_fmt(check.bias)}" if affine else "")
-        st.latex(r"y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}}"
-                 + (r"\cdot\gamma + \beta" if affine else ""))
-        st.latex(rf"y_{{{','.join(str(i) for i in check.index)}}} = "
-                 rf"\frac{{{check.x:.6g} - ({check.mean:.6g})}}"
-                 rf"{{\sqrt{{{check.var_biased:.6g} + {check.eps:g}}}}}{affine_tex}"
-                 rf" = {check.y_formula:.7g}")
-        st.markdown(
-            f"E[x] and Var[x] are channel {channel}'s mean and **biased** variance over all "
-            f"n = N·spatial = {check.n} values of the batch (`x.var(dims, correction=0)`); "
-            f"ε = eps = {check.eps:g}" + (f", γ = {check.weight:g}, β = {check.bias:g}."
-                                          if affine else "; affine=False: no γ, β.")
+        bmean, bvar, _ = bn.batch_stats(x)
+        verdict = (
+            f"**train()** used {comparison.train_source}: mean {_fmt(bmean[channel].item())}, "
+            f"var {_fmt(bvar[channel].item())} for channel {channel}.\n\n"
+            f"**eval()** used {comparison.eval_source}"
         )
-        r1, r2, r3 = st.columns(3)
-        r1.metric("formula (float64)", f"{check.y_formula:.7g}")
-        r2.metric(f"nn.{check.module_name} in train()", f"{check.y_module:.7g}")
-        r3.metric("|formula − module|", f"{check.abs_diff:.1e}")
-        if check.matches:
-            st.success(
-                f"Equal to float32 precision: the module's float32 output is {check.ulps:.1f} "
-                f"float32 steps from the exact formula. With the unbiased variance "
-                f"({check.var_unbiased:.6g}, ×{check.n}/{check.n - 1}) the formula would give "
-                f"{check.y_formula_unbiased:.7g}"
-                + (": also within float32 precision here, because n is large or x sits at "
-                   "the mean." if check.matches_unbiased else ", which is not the module's "
-                   "output: BatchNorm normalizes with the biased variance."),
-                icon=":material/check_circle:")
-        elif not np.isfinite(check.y_module):
-            st.warning("This batch holds the injected NaN: the mean, the variance and every "
-                       "output of that channel are NaN.", icon=":material/warning:")
+        if track:
+            verdict += (f": running_mean {_fmt(history.state.running_mean[channel].item())}, "
+                        f"running_var {_fmt(history.state.running_var[channel].item())}.")
+            if abs(em - tm) < 0.1 and abs(es - ts) < 0.1:
+                st.success(verdict + f"\n\nThe running statistics have caught up with the stream: "
+                           f"eval() output of channel {channel} is within 0.1 of mean 0 / std 1; "
+                           "what remains is batch-to-batch noise.", icon=":material/check_circle:")
+            else:
+                st.warning(verdict + "\n\nThe running statistics still differ from this "
+                           "batch's, so eval() output is not mean 0 / std 1: this is the "
+                           "train/eval gap.",
+                           icon=":material/compare_arrows:")
         else:
-            st.error(f"The formula and nn.{check.module_name} disagree by "
-                     f"{check.abs_diff:.3g}: this torch computes BatchNorm differently.",
-                     icon=":material/error:")
-        show_code(bn.formula_snippet(config, shown_index, sample=f_sample, channel=channel,
-                                     position=f_position, weight=f_weight, bias=f_bias),
-                  title="Reproduce the formula check in Python")
+            st.info(verdict + " Both histograms coincide (max gap "
+                    f"{comparison.max_abs_gap:.1g}).", icon=":material/info:")
 
-# 5b. A batch of one, and drop_last (notes 000:76)
-st.subheader("A batch of one: “Expected more than 1 value per channel”", anchor=False)
-st.caption(f"The {cite(bn.NOTES_REFS['batch_of_one'])} (its list of errors): BatchNorm on a "
-           "1×1 feature map with batch size 1 has one value per channel and fails in "
-           "training; the remedy is a batch size above 1 and a DataLoader with drop_last.")
-one_layout = st.radio("Input", ("(1, C)", "(1, C, 1, 1)"), horizontal=True,
-                      key="batchnorm.one_layout")
-one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=settings.seed)
-o1, o2 = st.columns(2)
-with o1:
-    st.markdown(f"**`nn.{one.module_name}` in train() on `{one.shape}`** raises:")
-    st.code(
-        one.train_error or "(no error: this torch accepts it)", language="text", wrap_lines=True
-    )
-with o2:
-    st.markdown("**in eval()** (fresh running statistics 0 and 1) it works:")
-    st.code(", ".join(f"{v:.4f}" for v in one.eval_output), language="text")
-st.markdown("Training needs more than one value per channel (N·H·W > 1). A dataset whose size "
-            "is one more than a multiple of the batch size ends with a batch of one:")
-d1, d2 = st.columns(2)
-loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET, 9,
-                                  key="batchnorm.loader_size"))
-loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH, 4,
-                                   key="batchnorm.loader_batch"))
-runs = [bn.loader_run(loader_size, loader_batch, drop_last=drop, channels=channels,
-                      seed=settings.seed) for drop in (False, True)]
-for column, run in zip(st.columns(2), runs, strict=True):
-    with column:
-        shown_sizes = list(run.batch_sizes[:12]) + (["…"] if len(run.batch_sizes) > 12 else [])
-        st.markdown(f"**drop_last={run.drop_last}**: {len(run.batch_sizes)} batches, sizes "
-                    f"`{shown_sizes}`")
-        if run.error is None:
-            st.code(f"trained on all {run.batches_trained} batches", language="text")
-        else:
-            st.code(f"batch {run.failed_batch}: {run.error}", language="text", wrap_lines=True)
-st.info(bn.explain_loader(*runs), icon=":material/info:")
-show_code(bn.batch_of_one_snippet(channels, 0 if one_layout == "(1, C)" else 2)
-          + "\n\n# --- the DataLoader remedy ---\n\n"
-          + bn.loader_snippet(loader_size, loader_batch, channels),
-          title="Reproduce the batch-of-one error and drop_last in Python")
-
-# 5c. Repeated evaluation and track_running_stats (notes 002:795)
-st.subheader("Evaluating the same test set twice", anchor=False)
-st.caption(f"The {cite(bn.NOTES_REFS['repeated_eval'])}: with track_running_stats=False each "
-           "evaluation of the same trained model on the same test set gives different results, "
-           "because shuffling changes which samples share a mini-batch; with True the results "
-           "are the same every time. Checked here: two modules trained on the same 30 batches "
-           "of the stream above (16 samples each), then two shuffled eval() passes over a "
-           "12-sample test set.")
-e1, e2 = st.columns(2)
-eval_batch = int(e1.number_input("evaluation batch size", 1, 12, 4, key="batchnorm.eval_batch"))
-eval_sample = int(e2.number_input("follow test sample", 0, 11, 0, key="batchnorm.eval_sample"))
-eval_cap = bn.cap_spatial(side_requested, dims=dims, batch_size=16, channels=channels)
-eval_config = bn.SimConfig(stream=stream, spatial=(eval_cap.side,) * dims, eps=eps,
-                           seed=settings.seed)
-with st.spinner("Training and evaluating twice…"):
-    eval_results = bn.repeated_eval(eval_config, eval_batch=eval_batch, sample=eval_sample)
-VERDICT_WORDS = {
-    "identical": "identical in both passes: eval() normalizes with running_mean/running_var, "
-                 "so the other samples in the batch do not matter.",
-    "rounding": "the same up to float rounding: each pass saw the same groups of samples in "
-                "another order.",
-    "differ": "different: eval() normalizes with each mini-batch's own statistics, so the "
-              "output depends on which samples share the batch.",
-}
-for column, result in zip(st.columns(2), eval_results, strict=True):
-    with column, st.container(border=True, key=f"batchnorm-eval-{result.track_running_stats}"):
-        st.markdown(f"**track_running_stats={result.track_running_stats}**")
-        if result.error is not None:
-            st.code(result.error, language="text", wrap_lines=True)
-            st.markdown("A batch with one value per channel cannot be normalized with its own "
-                        "statistics, in eval() too (the message still says “when training”).")
-            continue
-        st.metric("max |pass 1 − pass 2| over the test set", f"{result.max_abs_diff:.3g}")
-        out1 = result.outputs[0][channel].flatten()[:4].tolist()
-        out2 = result.outputs[1][channel].flatten()[:4].tolist()
+    # ------------------------------------------------------------------------------------------
+    # 2. Explanations tied to the live module
+    # ------------------------------------------------------------------------------------------
+    st.header("2. What is inside the module", anchor=False)
+    module = bn.make_module(channels, dims, momentum=momentum, eps=eps, affine=affine,
+                            track_running_stats=track, state=history.state)
+    tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
+        ["Parameters vs buffers", "Update formulas", "Biased vs unbiased", "Keras momentum",
+         "Frozen BN"])
+    with tab_buf:
+        anatomy = bn.module_anatomy(module)
+        st.code(anatomy.module_repr, language="text")
+        b1, b2, b3 = st.columns(3)
+        b1.markdown("**`named_parameters()`**")
+        b1.table({"name": [p[0] for p in anatomy.parameters] or ["(none)"],
+                  "shape": [str(p[1]) for p in anatomy.parameters] or [""],
+                  "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
+        b2.markdown("**`named_buffers()`**")
+        b2.table({"name": [b[0] for b in anatomy.buffers] or ["(none)"],
+                  "shape": [str(b[1]) for b in anatomy.buffers] or [""],
+                  "dtype": [b[2] for b in anatomy.buffers] or [""]})
+        b3.markdown("**`state_dict().keys()`**")
+        b3.table({"key": list(anatomy.state_dict_keys) or ["(empty)"]})
         st.markdown(
-            f"Sample {result.sample}, channel {channel}: pass 1 "
-            f"`{', '.join(f'{v:.4f}' for v in out1)}` (batch with samples "
-            f"{list(result.batch_mates[0])}), pass 2 `{', '.join(f'{v:.4f}' for v in out2)}` "
-            f"(with {list(result.batch_mates[1])})."
+            f"An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` receives "
+            f"**{anatomy.optimizer_tensors}** tensors"
+            + (" (weight, bias)" if affine else " (affine=False: nothing to learn)")
+            + ". The running statistics are registered with `register_buffer`: they are saved in "
+            "`state_dict()` and moved by `.to(device)`, but have no gradient and are never touched "
+            "by the optimizer. Only a forward pass in train() changes them."
+            + ("" if track else " With track_running_stats=False they do not exist at all.")
         )
-        text = "Outputs are " + VERDICT_WORDS[result.verdict]
-        if result.verdict == "differ":
-            st.warning(text, icon=":material/shuffle:")
+    with tab_upd:
+        explanation = bn.explain_update(history, channel, momentum)
+        if explanation is None:
+            st.info("No update to show: " + ("track_running_stats=False (no buffers)." if not track
+                    else "no training step yet."))
         else:
-            st.success(text, icon=":material/check_circle:")
-if eval_cap.notice:
-    st.caption("Spatial size for this demo: " + eval_cap.notice)
-st.caption("The notes are right here. With track_running_stats=True the results also depend "
-           "on the batch if model.eval() is forgotten: train() normalizes with the batch and "
-           "moves the running statistics at every evaluation batch.")
-show_code(bn.repeated_eval_snippet(eval_config, eval_batch=eval_batch),
-          title="Reproduce the two evaluations in Python")
+            e = explanation
+            factor_words = (f"m = momentum = {_fmt(e.factor)}" if momentum is not None
+                            else f"m = {e.factor_text} = {_fmt(e.factor)}")
+            st.markdown(f"Step {e.step}, channel {channel}: {factor_words}; the batch had "
+                        f"n = N·spatial = {e.n} values per channel.")
+            st.latex(r"\text{running\_mean} \leftarrow (1-m)\,\text{running\_mean} + m\,\mu_B"
+                     rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_mean)} + {_fmt(e.factor)}\cdot"
+                     rf"{_fmt(e.batch_mean)} = {_fmt(e.new_mean)}")
+            st.latex(r"\text{running\_var} \leftarrow (1-m)\,\text{running\_var} + m\,"
+                     r"\sigma^2_{B,\text{unbiased}}"
+                     rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_var)} + {_fmt(e.factor)}\cdot"
+                     rf"{_fmt(e.batch_var_unbiased)} = {_fmt(e.new_var)}")
+            st.markdown(
+                f"`num_batches_tracked` went from {e.step - 1} to {e.step}. "
+                + ("With momentum=None the factor is 1/num_batches_tracked, which makes the "
+                   "running value the plain average of all batch statistics so far (exact for "
+                   "a fixed dataset, slow to follow a shift)." if momentum is None else
+                   f"With a fixed momentum the weight of a batch seen j steps ago is "
+                   f"m·(1−m)^j: {_half_life(e.factor)}.")
+            )
+    with tab_var:
+        if torch_error is not None:
+            st.info("With one value per channel the unbiased variance is 0/0: that is the "
+                    "error beside the chart.")
+        else:
+            n_values = int(np.prod(shape) // shape[1])
+            _, bvar, bvar_u = bn.batch_stats(x)
+            st.markdown(
+                f"Channel {channel} of the shown batch has n = {n_values} values. "
+                f"Biased variance Σ(x−μ)²/n = **{_fmt(bvar[channel].item())}** is what train() "
+                f"divides by (as √(var + eps)). Unbiased Σ(x−μ)²/(n−1) = biased × n/(n−1) = "
+                f"{_fmt(bvar[channel].item())} × {n_values}/{n_values - 1} = "
+                f"**{_fmt(bvar_u[channel].item())}** is what goes into running_var. "
+                f"The ratio n/(n−1) = {n_values / (n_values - 1):.4f} matters for small batches "
+                "(2 values: ×2) and vanishes for large ones."
+            )
+    with tab_keras:
+        st.markdown("PyTorch's momentum is the weight of the **new** batch; Keras's "
+                    "`BatchNormalization(momentum=...)` is the weight of the **old** average. "
+                    "So PyTorch 0.1 ↔ Keras 0.9 (and Keras' default 0.99 ↔ PyTorch 0.01).")
+        if momentum is None:
+            st.markdown("The current momentum=None (cumulative average) has no Keras equivalent.")
+        else:
+            st.markdown(f"Current PyTorch momentum {momentum:g} ↔ Keras momentum "
+                        f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
+        k1, k2 = st.columns(2)
+        direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
+                             key="batchnorm.keras_direction", horizontal=True)
+        value = float(k2.number_input("momentum", 0.0, 1.0, 0.1, 0.01, format="%.4f",
+                                      key="batchnorm.keras_value"))
+        if direction == "PyTorch → Keras":
+            st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
+        else:
+            st.markdown(f"Keras {value:g} → PyTorch **{bn.keras_to_pytorch_momentum(value):g}**")
+    with tab_frozen:
+        st.markdown(
+            "\"Frozen BN\" means normalizing with fixed statistics while the rest of the network "
+            "trains (fine-tuning with small batches, detection backbones). Two ways:\n"
+            "1. Call `.eval()` on every BatchNorm after `model.train()`: the buffers stop updating "
+            "and eval() statistics are used; γ and β still learn unless you set "
+            "`requires_grad_(False)`.\n"
+            "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
+            "running statistics are all buffers, so nothing can change them."
+        )
+        st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, "
+                "nn.modules.batchnorm._BatchNorm):\n        m.eval()  # freeze the running "
+                "statistics", language="python")
+        if comparison is not None and track:
+            frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
+                                     bias=bias)
+            st.markdown(
+                f"Live check: `FrozenBatchNorm2d({channels}, eps={eps:g})` loaded from the current "
+                f"buffers has **{frozen.parameters}** parameters and buffers "
+                f"`{', '.join(frozen.buffers)}`; on the shown batch it differs from our eval() "
+                f"output by at most **{frozen.max_abs_diff_vs_eval:.2g}**."
+            )
+        elif not track:
+            st.info("track_running_stats=False: there are no running statistics to freeze.")
 
-# 5d. Where the notes are wrong or incomplete
-st.subheader("Where the notes are wrong or incomplete", anchor=False)
-for callout in _callouts():
-    notes_callout(callout)
+    # ------------------------------------------------------------------------------------------
+    # 3. Beyond BatchNorm
+    # ------------------------------------------------------------------------------------------
+    st.header("3. Which axes do BatchNorm, LayerNorm, InstanceNorm and GroupNorm pool?",
+              anchor=False)
+    divisors = [g for g in range(1, channels + 1) if channels % g == 0]
+    proper = [g for g in divisors if 1 < g < channels]
+    groups = int(st.selectbox(
+        "GroupNorm groups G", divisors, index=divisors.index(proper[-1]) if proper else 0,
+        key="batchnorm.groups",
+        help="G must divide C. G = 1 is LayerNorm over (C, H, W); G = C is InstanceNorm.",
+    ))
+    demo_n = min(max(batch_size, 2), 6)
+    demo_x = bn.sample_batch(stream, 0, demo_n, (4, 4), seed=settings.seed)
+    if stream.nan_step == 0:
+        demo_x = torch.nan_to_num(demo_x)
+    names = ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm")
+    diagram = make_subplots(rows=1, cols=4, subplot_titles=names, horizontal_spacing=0.04)
+    for i, name in enumerate(names, start=1):
+        ids = bn.norm_group_ids(name, demo_n, channels, groups)
+        diagram.add_trace(go.Heatmap(z=ids, text=ids, texttemplate="%{text}", showscale=False,
+                                     colorscale=NORM_COLORS, xgap=2, ygap=2,
+                                     hovertemplate="sample n=%{x}, channel c=%{y}<br>"
+                                                   "statistic #%{z}<extra></extra>"),
+                          row=1, col=i)
+    diagram.update_xaxes(title_text="sample n", dtick=1)
+    diagram.update_yaxes(title_text="channel c", dtick=1, autorange="reversed", row=1, col=1)
+    diagram.update_yaxes(dtick=1, autorange="reversed")
+    diagram.update_layout(height=260, margin={"t": 40, "b": 10})
+    show_chart(diagram, width="stretch", key="batchnorm.norms_chart",
+               alt="Four grids of samples (columns) by channels (rows); cells with the same "
+                   "number share one mean and variance: BatchNorm one per channel row, LayerNorm "
+                   "one per sample column, InstanceNorm one per cell, GroupNorm one per group "
+                   f"of {channels // groups} channels in a sample.")
+    st.caption("Each cell is one (sample, channel) pair holding all H×W positions; cells with the "
+               "same number and colour share one mean and variance. All four always pool H and W. "
+               "GroupNorm with G = 1 equals LayerNorm, with G = C it equals InstanceNorm.")
+    results = bn.compare_norms(demo_x, groups)
+    st.table({
+        "normalization": [r.name for r in results],
+        "real module": [r.module for r in results],
+        "pools over": [r.axes for r in results],
+        "statistics (shape)": [str(r.stats_shape) for r in results],
+        "values per statistic": [r.values_per_stat for r in results],
+        "max |by hand − module|": [f"{r.max_abs_diff:.1e}" for r in results],
+    })
+    st.caption(f"Live input: {tuple(demo_x.shape)} drawn from the stream above (batch 0). Only "
+               "BatchNorm mixes samples, which is why only BatchNorm has running statistics and a "
+               "train/eval difference.")
 
-# ------------------------------------------------------------------------------------------
-# 6. Code
-# ------------------------------------------------------------------------------------------
-show_code(bn.snippet_for(config, steps))
+    # ------------------------------------------------------------------------------------------
+    # 4. The notes' lessons, run live
+    # ------------------------------------------------------------------------------------------
+    st.header("4. What the notes teach about BatchNorm, run live", anchor=False)
+    st.caption("Each demo runs the real nn.BatchNorm now and cites the place in the notes "
+               "(FILE:LINE in the notes folder) it checks.")
+
+    # 4a. The formula with this batch's numbers (notes 000:11, 002:801-805)
+    st.subheader("The formula, with this batch's numbers", anchor=False)
+    st.caption(f"The {cite(bn.NOTES_REFS['formula'])} list the symbols of the PyTorch 1.10 "
+               f"documentation (γ, β, E[x], Var[x]); the {cite(bn.NOTES_REFS['formula_missing'])} "
+               "announce the formula and stop. Here it is, for one element of the batch shown in "
+               "section 1 and the channel chosen beside the chart.")
+    f1, f2, f3, f4 = st.columns(4)
+    sample_raw = int(f1.number_input("sample n", 0, 255, 0, key="batchnorm.formula_sample"))
+    positions = int(np.prod(spatial)) if spatial else 1
+    position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999, 0,
+                                       key="batchnorm.formula_position", disabled=dims == 0,
+                                       help="Index into the L or H×W positions, row by row."))
+    gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, 1.5, 0.25,
+                                  key="batchnorm.formula_gamma", disabled=not affine))
+    beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, 0.25, 0.25,
+                                 key="batchnorm.formula_beta", disabled=not affine))
+    f_sample = min(sample_raw, batch_size - 1)
+    f_position = min(position_raw, positions - 1) if dims else 0
+    if (f_sample, f_position) != (sample_raw, position_raw if dims else 0):
+        st.caption(f"The batch has {batch_size} samples and {positions} positions per channel: "
+                   f"following sample {f_sample}, position {f_position}.")
+    f_weight, f_bias = (gamma, beta) if affine else (None, None)
+    if torch_error is not None:
+        st.info("The formula needs the batch's variance, and each channel of this input holds one "
+                "value: see the batch-of-one demo below.", icon=":material/info:")
+    else:
+        try:
+            check = bn.formula_check(x, sample=f_sample, channel=channel, position=f_position,
+                                     eps=eps, weight=f_weight, bias=f_bias)
+        except ValueError as error:
+            st.error(f"{error}\n\nHint: pick another element or eps.", icon=":material/error:")
+        else:
+            affine_tex = (rf"\cdot {_fmt(check.weight)} + {_fmt(check.bias)}" if affine else "")
+            st.latex(r"y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}}"
+                     + (r"\cdot\gamma + \beta" if affine else ""))
+            st.latex(rf"y_{{{','.join(str(i) for i in check.index)}}} = "
+                     rf"\frac{{{check.x:.6g} - ({check.mean:.6g})}}"
+                     rf"{{\sqrt{{{check.var_biased:.6g} + {check.eps:g}}}}}{affine_tex}"
+                     rf" = {check.y_formula:.7g}")
+            st.markdown(
+                f"E[x] and Var[x] are channel {channel}'s mean and **biased** variance over all "
+                f"n = N·spatial = {check.n} values of the batch (`x.var(dims, correction=0)`); "
+                f"ε = eps = {check.eps:g}" + (f", γ = {check.weight:g}, β = {check.bias:g}."
+                                              if affine else "; affine=False: no γ, β.")
+            )
+            r1, r2, r3 = st.columns(3)
+            r1.metric("formula (float64)", f"{check.y_formula:.7g}")
+            r2.metric(f"nn.{check.module_name} in train()", f"{check.y_module:.7g}")
+            r3.metric("|formula − module|", f"{check.abs_diff:.1e}")
+            if check.matches:
+                st.success(
+                    f"Equal to float32 precision: the module's float32 output is {check.ulps:.1f} "
+                    f"float32 steps from the exact formula. With the unbiased variance "
+                    f"({check.var_unbiased:.6g}, ×{check.n}/{check.n - 1}) the formula would give "
+                    f"{check.y_formula_unbiased:.7g}"
+                    + (": also within float32 precision here, because n is large or x sits at "
+                       "the mean." if check.matches_unbiased else ", which is not the module's "
+                       "output: BatchNorm normalizes with the biased variance."),
+                    icon=":material/check_circle:")
+            elif not np.isfinite(check.y_module):
+                st.warning("This batch holds the injected NaN: the mean, the variance and every "
+                           "output of that channel are NaN.", icon=":material/warning:")
+            else:
+                st.error(f"The formula and nn.{check.module_name} disagree by "
+                         f"{check.abs_diff:.3g}: this torch computes BatchNorm differently.",
+                         icon=":material/error:")
+            show_code(bn.formula_snippet(config, shown_index, sample=f_sample, channel=channel,
+                                         position=f_position, weight=f_weight, bias=f_bias),
+                      title="Reproduce the formula check in Python")
+
+    # 4b. A batch of one, and drop_last (notes 000:76)
+    st.subheader("A batch of one: “Expected more than 1 value per channel”", anchor=False)
+    st.caption(f"The {cite(bn.NOTES_REFS['batch_of_one'])} (its list of errors): BatchNorm on a "
+               "1×1 feature map with batch size 1 has one value per channel and fails in "
+               "training; the remedy is a batch size above 1 and a DataLoader with drop_last.")
+    one_layout = st.radio("Input", ("(1, C)", "(1, C, 1, 1)"), horizontal=True,
+                          key="batchnorm.one_layout")
+    one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=settings.seed)
+    o1, o2 = st.columns(2)
+    with o1:
+        st.markdown(f"**`nn.{one.module_name}` in train() on `{one.shape}`** raises:")
+        st.code(
+            one.train_error or "(no error: this torch accepts it)", language="text", wrap_lines=True
+        )
+    with o2:
+        st.markdown("**in eval()** (fresh running statistics 0 and 1) it works:")
+        st.code(", ".join(f"{v:.4f}" for v in one.eval_output), language="text")
+    st.markdown("Training needs more than one value per channel (N·H·W > 1). A dataset whose size "
+                "is one more than a multiple of the batch size ends with a batch of one:")
+    d1, d2 = st.columns(2)
+    loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET, 9,
+                                      key="batchnorm.loader_size"))
+    loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH, 4,
+                                       key="batchnorm.loader_batch"))
+    runs = [bn.loader_run(loader_size, loader_batch, drop_last=drop, channels=channels,
+                          seed=settings.seed) for drop in (False, True)]
+    for column, run in zip(st.columns(2), runs, strict=True):
+        with column:
+            shown_sizes = list(run.batch_sizes[:12]) + (["…"] if len(run.batch_sizes) > 12 else [])
+            st.markdown(f"**drop_last={run.drop_last}**: {len(run.batch_sizes)} batches, sizes "
+                        f"`{shown_sizes}`")
+            if run.error is None:
+                st.code(f"trained on all {run.batches_trained} batches", language="text")
+            else:
+                st.code(f"batch {run.failed_batch}: {run.error}", language="text", wrap_lines=True)
+    st.info(bn.explain_loader(*runs), icon=":material/info:")
+    show_code(bn.batch_of_one_snippet(channels, 0 if one_layout == "(1, C)" else 2)
+              + "\n\n# --- the DataLoader remedy ---\n\n"
+              + bn.loader_snippet(loader_size, loader_batch, channels),
+              title="Reproduce the batch-of-one error and drop_last in Python")
+
+    # 4c. Repeated evaluation and track_running_stats (notes 002:795)
+    st.subheader("Evaluating the same test set twice", anchor=False)
+    st.caption(f"The {cite(bn.NOTES_REFS['repeated_eval'])}: with track_running_stats=False each "
+               "evaluation of the same trained model on the same test set gives different results, "
+               "because shuffling changes which samples share a mini-batch; with True the results "
+               "are the same every time. Checked here: two modules trained on the same 30 batches "
+               "of the stream above (16 samples each), then two shuffled eval() passes over a "
+               "12-sample test set.")
+    e1, e2 = st.columns(2)
+    eval_batch = int(e1.number_input("evaluation batch size", 1, 12, 4, key="batchnorm.eval_batch"))
+    eval_sample = int(e2.number_input("follow test sample", 0, 11, 0, key="batchnorm.eval_sample"))
+    eval_cap = bn.cap_spatial(side_requested, dims=dims, batch_size=16, channels=channels)
+    eval_config = bn.SimConfig(stream=stream, spatial=(eval_cap.side,) * dims, eps=eps,
+                               seed=settings.seed)
+    with st.spinner("Training and evaluating twice…"):
+        eval_results = _repeated_eval(eval_config, eval_batch, eval_sample)
+    VERDICT_WORDS = {
+        "identical": "identical in both passes: eval() normalizes with running_mean/running_var, "
+                     "so the other samples in the batch do not matter.",
+        "rounding": "the same up to float rounding: each pass saw the same groups of samples in "
+                    "another order.",
+        "differ": "different: eval() normalizes with each mini-batch's own statistics, so the "
+                  "output depends on which samples share the batch.",
+    }
+    for column, result in zip(st.columns(2), eval_results, strict=True):
+        with column, st.container(border=True, key=f"batchnorm-eval-{result.track_running_stats}"):
+            st.markdown(f"**track_running_stats={result.track_running_stats}**")
+            if result.error is not None:
+                st.code(result.error, language="text", wrap_lines=True)
+                st.markdown("A batch with one value per channel cannot be normalized with its own "
+                            "statistics, in eval() too (the message still says “when training”).")
+                continue
+            st.metric("max |pass 1 − pass 2| over the test set", f"{result.max_abs_diff:.3g}")
+            out1 = result.outputs[0][channel].flatten()[:4].tolist()
+            out2 = result.outputs[1][channel].flatten()[:4].tolist()
+            st.markdown(
+                f"Sample {result.sample}, channel {channel}: pass 1 "
+                f"`{', '.join(f'{v:.4f}' for v in out1)}` (batch with samples "
+                f"{list(result.batch_mates[0])}), pass 2 `{', '.join(f'{v:.4f}' for v in out2)}` "
+                f"(with {list(result.batch_mates[1])})."
+            )
+            text = "Outputs are " + VERDICT_WORDS[result.verdict]
+            if result.verdict == "differ":
+                st.warning(text, icon=":material/shuffle:")
+            else:
+                st.success(text, icon=":material/check_circle:")
+    if eval_cap.notice:
+        st.caption("Spatial size for this demo: " + eval_cap.notice)
+    st.caption("The notes are right here. With track_running_stats=True the results also depend "
+               "on the batch if model.eval() is forgotten: train() normalizes with the batch and "
+               "moves the running statistics at every evaluation batch.")
+    show_code(bn.repeated_eval_snippet(eval_config, eval_batch=eval_batch),
+              title="Reproduce the two evaluations in Python")
+
+    # 4d. Where the notes are wrong or incomplete
+    st.subheader("Where the notes are wrong or incomplete", anchor=False)
+    for callout in _callouts():
+        notes_callout(callout)
+
+    # ------------------------------------------------------------------------------------------
+    # 5. Code
+    # ------------------------------------------------------------------------------------------
+    show_code(bn.snippet_for(config, steps))

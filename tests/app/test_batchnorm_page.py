@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
 import pytest
 
 STEPS_KEY = "batchnorm._steps_done"
+DEFAULT_STEPS = 60  # app_pages/batchnorm.py: the page opens on a layer trained this many steps
 
 
 def metrics(at) -> dict[str, str]:
@@ -22,16 +27,55 @@ def page(open_page):
     return at
 
 
+def chart_spec(at, index: int = 0) -> dict:
+    """The Plotly figure (data and layout) of the page's ``index``-th chart, as sent."""
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def values(array) -> list[float]:
+    """A trace's x or y as numbers: Plotly sends numpy arrays as base64 ``bdata``."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+    return list(array)
+
+
 def test_smoke_defaults(page):
     at = page
     assert at.title[0].value == "BatchNorm explorer"
     assert not at.error
-    assert STEPS_KEY not in at.session_state or at.session_state[STEPS_KEY] == 0
-    # before training, eval() normalizes with the fresh buffers (0, 1): a wide gap
+    # the page opens on a trained layer: eval() normalizes with caught-up running statistics
     m = metrics(at)
     assert float(m["train() std"]) == pytest.approx(1.0, abs=1e-3)
-    assert abs(float(m["eval() mean"])) > 1.0
-    assert len(at.get("plotly_chart")) >= 2
+    assert abs(float(m["eval() mean"])) < 0.5
+    assert f"**{DEFAULT_STEPS}** training steps" in texts(at.markdown)
+    assert "No training steps yet" not in texts(at.info)
+    assert len(at.get("plotly_chart")) >= 3
+
+
+def test_main_chart_has_trained_data_on_arrival(page):
+    """Issue 12: the running-statistics chart was empty until "Train" was pressed."""
+    spec = chart_spec(page, 0)
+    running = [t for t in spec["data"] if t.get("name") == "running_mean/var"]
+    assert len(running) == 2  # mean and variance panels
+    assert len(values(running[0]["y"])) == DEFAULT_STEPS + 1  # fresh buffers + one value per step
+    batch = [t for t in spec["data"] if t.get("name") == "batch statistic"]
+    assert len(values(batch[0]["x"])) == DEFAULT_STEPS
+    # trained: the running mean of channel 0 has reached the stream's mean 2 (it starts at 0)
+    assert values(running[0]["y"])[0] == 0
+    assert values(running[0]["y"])[-1] == pytest.approx(2.0, abs=0.5)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_legends_sit_above_the_plot(page, index):
+    """Issue 12: the horizontal legend sat below the plot, over the x-axis title."""
+    layout = chart_spec(page, index)["layout"]
+    legend = layout.get("legend", {})
+    assert legend.get("orientation") == "h"
+    assert legend.get("y", -1) >= 1.0 and legend.get("yanchor") == "bottom"
+    sizes = [layout["font"]["size"], legend["font"]["size"]]
+    assert min(sizes) >= 14
+    # no subplot title under the legend row: nothing else is drawn above the plot area
+    assert not [a for a in layout.get("annotations", []) if a.get("y", 0) >= 1.0]
 
 
 def test_train_step_reset(page):
@@ -39,14 +83,42 @@ def test_train_step_reset(page):
     at.number_input(key="batchnorm.n_steps").set_value(100).run()
     at.button(key="batchnorm.train").click().run()
     assert not at.exception
-    assert at.session_state[STEPS_KEY] == 100
+    assert at.session_state[STEPS_KEY] == DEFAULT_STEPS + 100
     m = metrics(at)
     assert float(m["eval() std"]) == pytest.approx(1.0, abs=0.15)
     at.button(key="batchnorm.step").click().run()
-    assert at.session_state[STEPS_KEY] == 101
+    assert at.session_state[STEPS_KEY] == DEFAULT_STEPS + 101
     at.button(key="batchnorm.reset").click().run()
     assert at.session_state[STEPS_KEY] == 0
     assert not at.exception
+    # before training, eval() normalizes with the fresh buffers (0, 1): a wide gap
+    assert abs(float(metrics(at)["eval() mean"])) > 1.0
+    assert "No training steps yet" in texts(at.info)
+    running = [t for t in chart_spec(at)["data"] if t.get("name") == "running_mean/var"]
+    assert values(running[0]["y"]) == [0]  # the fresh buffer is still drawn: the chart is not empty
+
+
+def test_long_replay_waits_for_a_click(page):
+    """A replay estimated above GATE_SECONDS shows its first steps and offers the full run,
+    which then runs (with a progress bar) and fills the chart."""
+    at = page
+    at.number_input(key="batchnorm.batch_size").set_value(64).run()
+    at.number_input(key="batchnorm.spatial").set_value(16).run()  # 49,152 values a batch
+    at.number_input(key="batchnorm.n_steps").set_value(40).run()
+    at.button(key="batchnorm.train").click().run()
+    assert not at.exception
+    requested = DEFAULT_STEPS + 40
+    assert "takes about" in texts(at.warning)
+    shown = len(values(chart_spec(at)["data"][0]["x"]))
+    assert 0 < shown < requested
+    assert f"Run all {requested} steps" in at.button(key="batchnorm.run_long").label
+    at.button(key="batchnorm.run_long").click().run()
+    assert not at.exception
+    assert len(values(chart_spec(at)["data"][0]["x"])) == requested
+    assert "takes about" not in texts(at.warning)
+    at.selectbox(key="batchnorm.channel").select(1).run()  # a cached long run: no gate again
+    assert "takes about" not in texts(at.warning)
+    assert len(values(chart_spec(at)["data"][0]["x"])) == requested
 
 
 def test_batch_size_one_shows_torch_error(page):
@@ -161,14 +233,16 @@ def test_zero_std_shift_factor(page):
 
 def _real_element(at, sample: int, channel: int, position: int, gamma: float, beta: float,
                   batch_size: int = 16, spatial=(4, 4), eps: float = 1e-5) -> float:
-    """nn.BatchNorm2d in train() on the page's batch 0, computed here independently."""
+    """nn.BatchNorm2d in train() on the page's shown batch (the last one trained on, number
+    DEFAULT_STEPS - 1 on arrival), computed here independently."""
     import torch
     from torch import nn
 
     from core.batchnorm import Stream, sample_batch
 
     stream = Stream(mean=(2.0, -1.0, 0.5), std=(3.0, 0.5, 1.0))
-    x = sample_batch(stream, 0, batch_size, spatial, seed=int(at.session_state["sidebar.seed"]))
+    x = sample_batch(stream, DEFAULT_STEPS - 1, batch_size, spatial,
+                     seed=int(at.session_state["sidebar.seed"]))
     module = nn.BatchNorm2d(3, eps=eps).train()
     with torch.no_grad():
         module.weight.fill_(gamma)
