@@ -2,51 +2,78 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 
+import cv2
 import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.subplots import make_subplots
 
 from core.flowfill import (
     MAX_SIDE,
+    METHOD_CV2,
     NOTES_CLAIM_REF,
     NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
     NOTES_NUMPY_METHOD,
+    NOTES_REFERENCE_DEFAULT_MAX_PIXELS,
+    NOTES_REFERENCE_MS_PER_UNIT,
     NOTES_TORCH_METHOD,
+    OTHER_METHODS,
     SYNTHETIC_FIELDS,
+    WINDOWED_METHODS,
     FlowCase,
     FlowSpec,
+    MethodResult,
     build_flow,
     case_from_flow,
     case_from_images,
-    compare_methods,
+    check_fillable,
+    combine_methods,
     decode_image,
+    estimate_notes_ms,
     flow_to_rgb,
     load_flow_file,
     notes_callouts,
     notes_numpy_snippet_for,
+    notes_reference_on_by_default,
+    notes_reference_work,
     notes_speed_claim,
     notes_window_sizes,
+    run_method,
+    scale_means,
     snippet_for,
     window_sizes,
 )
 from core.notes import NotesCallout
+from ui.charts import show_chart
 from ui.code import show_code
+from ui.lesson import lesson_layout
 from ui.notes_callout import notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
 IMAGE_CAP = 1024  # uploaded image pairs: Farneback + every method must stay interactive
 SOURCES = {
-    "synthetic": "Synthetic field (ground truth)",
-    "stereo": "Real: motorcycle stereo pair (Farneback)",
-    "affine": "Real: image + known affine warp (Farneback, ground truth)",
-    "upload_flow": "Upload a flow file (.flo / .npy)",
-    "upload_pair": "Upload two images (Farneback)",
+    "synthetic": "Synthetic (ground truth)",
+    "stereo": "Motorcycle stereo pair",
+    "affine": "Image + affine warp",
+    "upload_flow": "Upload a flow file",
+    "upload_pair": "Upload two images",
 }
+SOURCE_HELP = (
+    "Synthetic: a known motion field, so the fill is scored against the ground truth. "
+    "Motorcycle stereo pair: Farneback flow on scikit-image's pair. Image + affine warp: "
+    "Farneback on an image and a copy warped by a known affine (ground truth). Uploads: a "
+    ".flo / .npy flow file, or two images whose Farneback flow is computed here."
+)
 MASKS = {
     "random": "Random pixels",
     "blobs": "Blobs",
@@ -57,13 +84,13 @@ MASKS = {
 SIZES = {"240x320": (240, 320), "480x640": (480, 640), "720x1280": (720, 1280)}
 WINDOW_CHOICES = [3, 5, 9, 17, 33, 65, 129]
 HEAT_MAX_SIDE = 640  # a full 720x1280 float heat map is ~12 MB of plotly JSON per chart and rerun
+CACHE_TTL_S = 3600  # shared results live an hour, then are computed again
+#: Mask panel colours: valid flow pale blue, holes near-black, so a mask that is all holes or
+#: all valid (a border band, a full hole fraction) still shows against the white page.
+MASK_VALID_RGB = (198, 219, 239)
+MASK_HOLE_RGB = (17, 17, 17)
+FRAME = dict(showline=True, mirror=True, linecolor="#555555", linewidth=1)
 
-st.title("Flow hole filling")
-st.caption(
-    "What you will see: optical flow with NaN holes, filled by the average over window sizes "
-    "3, 5, 9, ... of masked box means -- compared with inpainting and nearest-valid fill, "
-    "for accuracy and speed."
-)
 settings = current_settings()
 # Value widgets (not the uploads) come back as the user left them after a visit to another page.
 keep_widget_state(
@@ -73,11 +100,85 @@ keep_widget_state(
         "max_window", "per_scale", "notes", "notes_numpy", "epe_method",
     )
 )  # fmt: skip
+layout = lesson_layout(
+    "Flow hole filling",
+    "the black holes in the flow (left), where they are (dark in the mask), and the same flow "
+    "filled by averaging masked window means of sizes 3, 5, 9, ... (colour = direction, "
+    "strength = speed).",
+)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, ttl=CACHE_TTL_S, show_spinner=False)
 def _built_case(spec: FlowSpec) -> FlowCase:
+    """Built-in cases, shared by every session (same spec, same flow)."""
     return build_flow(spec)
+
+
+@st.cache_data(max_entries=4, ttl=CACHE_TTL_S, show_spinner=False)
+def _uploaded_case(origin: tuple, spec: FlowSpec, _data: tuple[bytes, ...]) -> FlowCase:
+    """Cases from uploads, keyed on the files' SHA-256 (``origin``) and the mask settings."""
+    if origin[0] == "file":
+        return case_from_flow(load_flow_file(origin[1], _data[0]), spec)
+    img1 = decode_image(_data[0], "the first image", max_side=IMAGE_CAP)
+    img2 = decode_image(_data[1], "the second image", max_side=IMAGE_CAP)
+    return case_from_images(img1, img2, spec)
+
+
+class SharedResults:
+    """Fill results shared by every session of this server: at most ``max_entries``, each kept
+    ``ttl_s`` seconds. A key being computed is computed once; other sessions asking for it
+    meanwhile wait and get the same result. (Not ``st.cache_data``: it replays the progress
+    bar that a long fill draws, into a block that no longer exists.) Results are shared
+    objects: read them, never write to them."""
+
+    def __init__(self, max_entries: int, ttl_s: float) -> None:
+        self.max_entries, self.ttl_s = max_entries, ttl_s
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple, tuple[object, float]] = OrderedDict()
+        self._key_locks: dict[tuple, threading.Lock] = {}
+
+    def get_or_compute(self, key: tuple, compute: Callable[[], object]) -> tuple[object, float]:
+        """``(value, time it was computed)``; compute only on a miss or an expired entry."""
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                hit = self._items.get(key)
+                if hit is not None and time.time() - hit[1] < self.ttl_s:
+                    self._items.move_to_end(key)
+                    return hit
+            item = (compute(), time.time())
+            with self._lock:
+                self._items[key] = item
+                self._items.move_to_end(key)
+                while len(self._items) > self.max_entries:
+                    old, _ = self._items.popitem(last=False)
+                    self._key_locks.pop(old, None)
+            return item
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_results() -> SharedResults:
+    return SharedResults(max_entries=40, ttl_s=CACHE_TTL_S)
+
+
+def _method(
+    case_key: tuple, case: FlowCase, name: str, max_window: int, device: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[MethodResult, float]:
+    """One method's result on one case, shared by every session; with the time it was computed
+    (a stamp before this run's start means the timing came from the cache)."""
+    return _shared_results().get_or_compute(  # type: ignore[return-value]
+        ("method", case_key, name, max_window, device),
+        lambda: run_method(case, name, max_window=max_window, device=device,
+                           progress=progress),
+    )
+
+
+def _scale_means(case_key: tuple, case: FlowCase, max_window: int) -> dict[int, np.ndarray]:
+    return _shared_results().get_or_compute(  # type: ignore[return-value]
+        ("per_scale", case_key, max_window), lambda: scale_means(case.flow, max_window)
+    )[0]
 
 
 @st.cache_resource(show_spinner=False)
@@ -86,16 +187,47 @@ def _callouts() -> list[NotesCallout]:
     return notes_callouts()
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def _uploaded_flow(name: str, data: bytes) -> np.ndarray:
-    return load_flow_file(name, data)
+@st.cache_resource(show_spinner=False)
+def _reference_rates() -> dict[str, tuple[float, str]]:
+    """Latest measured rate of the notes' reference per device (ms per work unit, clock time),
+    shared by the sessions of this server process."""
+    return {}
+
+
+def _png_uri(img: np.ndarray) -> str:
+    """An (H, W, 3) uint8 RGB image as a PNG data URI, at most HEAT_MAX_SIDE px a side."""
+    step = _heat_step(img.shape)
+    ok, enc = cv2.imencode(".png", np.ascontiguousarray(img[::step, ::step, ::-1]))
+    assert ok
+    return "data:image/png;base64," + base64.b64encode(enc.tobytes()).decode("ascii")
+
+
+def mask_rgb(mask: np.ndarray) -> np.ndarray:
+    """(H, W) bool hole mask -> (H, W, 3) uint8: holes MASK_HOLE_RGB, valid MASK_VALID_RGB."""
+    return np.where(mask[..., None], np.array(MASK_HOLE_RGB, np.uint8),
+                    np.array(MASK_VALID_RGB, np.uint8))
+
+
+def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
+    """The lesson's picture: flow with holes, the mask, the fill (and the reference), framed."""
+    cols = 2 if len(panels) == 4 else len(panels)
+    rows = -(-len(panels) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for _, t in panels],
+                        horizontal_spacing=0.03, vertical_spacing=0.09)
+    for i, (img, _) in enumerate(panels):
+        fig.add_trace(go.Image(source=_png_uri(img), hoverinfo="skip"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, **FRAME)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, **FRAME)
+    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=250 * rows + 40)
+    return fig
 
 
 def _image_fig(img: np.ndarray, title: str) -> go.Figure:
     fig = px.imshow(img, title=title)
     fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(showticklabels=False, **FRAME)
+    fig.update_yaxes(showticklabels=False, **FRAME)
     return fig
 
 
@@ -110,21 +242,25 @@ def _heat_fig(z: np.ndarray, title: str, colorbar: str, **kw: object) -> go.Figu
     fig = px.imshow(z, title=title, color_continuous_scale="viridis", **kw)
     fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300,
                       coloraxis_colorbar=dict(title=colorbar))
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(showticklabels=False, **FRAME)
+    fig.update_yaxes(showticklabels=False, **FRAME)
     return fig
 
 
 def _fail(message: str, hint: str) -> None:
-    st.error(f"{message}\n\n**What to change:** {hint}")
+    with layout.figure:
+        st.error(f"{message}\n\n**What to change:** {hint}")
     st.stop()
 
 
+def _seconds(ms: float) -> str:
+    return f"{ms / 1e3:.1f} s" if ms >= 1e3 else f"{ms:.0f} ms"
+
+
 # ---------------------------------------------------------------- controls
-src_col, mask_col, win_col = st.columns(3)
-with src_col:
+with layout.controls:
     source = st.selectbox("Flow source", list(SOURCES), format_func=SOURCES.get,
-                          key="flow.source")
+                          key="flow.source", help=SOURCE_HELP)
     field, size, noise = "rotation", "240x320", 0.0
     upload = None
     pair: tuple[object, object] = (None, None)
@@ -146,7 +282,6 @@ with src_col:
             st.file_uploader("Second image", type=["png", "jpg", "jpeg", "bmp"],
                              key="flow.image2"),
         )
-with mask_col:
     image_source = source in ("stereo", "affine", "upload_pair")
     mask_options = list(MASKS) if image_source else [m for m in MASKS if m != "fb"]
     mask = st.selectbox("Hole mask", mask_options, format_func=MASKS.get, key="flow.mask",
@@ -155,26 +290,16 @@ with mask_col:
     if mask in ("random", "blobs", "stripes"):
         fraction = st.slider("Hole fraction", 0.05, 1.0, 0.3, 0.05, key="flow.fraction")
     if mask in ("blobs", "stripes", "border"):
-        hole_size = st.slider("Blob radius / stripe or band width (px)", 1, 80, 12,
-                              key="flow.hole_size")
+        hole_size = st.slider("Hole width (px)", 1, 80, 12, key="flow.hole_size",
+                              help="Blob radius, stripe width or border band width, in pixels.")
     if mask == "fb":
         fb_threshold = st.slider("Round-trip threshold (px)", 0.1, 5.0, 1.0, 0.1,
                                  key="flow.fb_threshold",
                                  help="Hole where flow there and back misses by more than this.")
-with win_col:
     max_window = st.select_slider("max_window", WINDOW_CHOICES, value=33, key="flow.max_window",
                                   help="Largest window; the sizes are 2**k + 1 up to it.")
     windows = window_sizes(int(max_window))
-    st.markdown("**Windows in use:** " + ", ".join(f"`{k}x{k}`" for k in windows))
-    per_scale = st.toggle("Show what each scale contributes", key="flow.per_scale")
-    with_notes = st.toggle("Run the notes' avg_pool2d reference (slow on CPU)", value=True,
-                           key="flow.notes")
-    with_numpy = st.toggle(
-        "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
-        help=f"The notes' first version (000:79): a Python loop over the hole pixels, a few "
-        f"hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} hole "
-        "pixels.",
-    )
+    st.markdown("**Windows:** " + ", ".join(f"`{k}x{k}`" for k in windows))
 
 h, w = SIZES[size]
 spec = FlowSpec(source=source if source in ("synthetic", "stereo", "affine") else "synthetic",
@@ -182,269 +307,387 @@ spec = FlowSpec(source=source if source in ("synthetic", "stereo", "affine") els
                 hole_size=hole_size, fb_threshold=fb_threshold, seed=settings.seed % 2**31)
 
 # ---------------------------------------------------------------- build the case
+run_start = time.time()
 case: FlowCase | None = None
+if source == "upload_flow":
+    wrong_hint = ("upload a flow file with finite values where the flow is known (NaN only "
+                  "at the holes), or pick a built-in source.")
+else:
+    wrong_hint = "lower the hole fraction or the band width, or pick another source."
 try:
-    with st.spinner("Preparing the flow (Farneback runs both ways for real images)..."):
+    with layout.figure, st.spinner("Preparing the flow (Farneback runs both ways for real "
+                                   "images)..."):
         if source in ("synthetic", "stereo", "affine"):
             case = _built_case(spec)
+            origin: tuple[object, ...] = ("built-in",)
         elif source == "upload_flow":
             if upload is None:
                 st.info("Upload a .flo or .npy flow file to continue.")
                 st.stop()
-            case = case_from_flow(_uploaded_flow(upload.name, upload.getvalue()), spec)
+            data = upload.getvalue()
+            origin = ("file", upload.name, hashlib.sha256(data).hexdigest())
+            case = _uploaded_case(origin, spec, (data,))
         else:
             if pair[0] is None or pair[1] is None:
                 st.info("Upload two images of the same size to compute their flow.")
                 st.stop()
-            img1 = decode_image(pair[0].getvalue(), "the first image", max_side=IMAGE_CAP)
-            img2 = decode_image(pair[1].getvalue(), "the second image", max_side=IMAGE_CAP)
-            case = case_from_images(img1, img2, spec)
+            datas = (pair[0].getvalue(), pair[1].getvalue())
+            origin = ("pair", *(hashlib.sha256(d).hexdigest() for d in datas))
+            case = _uploaded_case(origin, spec, datas)
+        check_fillable(case)
 except ValueError as exc:
-    _fail(str(exc), "pick another file or source, or change the mask settings.")
+    _fail(str(exc), wrong_hint if "NaN" in str(exc) else
+          "pick another file or source, or change the mask settings.")
 
 assert case is not None
-# Every method (the slow notes' reference included) runs only when an input changes: a rerun
-# from a display-only widget (which EPE map to show) reuses this session's last comparison.
-if source == "upload_flow":
-    origin: tuple[object, ...] = ("file", upload.name, hashlib.sha256(upload.getvalue()).digest())
-elif source == "upload_pair":
-    origin = ("pair", *(hashlib.sha256(f.getvalue()).digest() for f in pair))
-else:
-    origin = ("built-in",)
-hole_pixels = int(np.count_nonzero(case.mask))
-numpy_skipped = with_numpy and hole_pixels > NOTES_NUMPY_MAX_HOLES
-run_numpy = with_numpy and not numpy_skipped
-if numpy_skipped:
-    st.warning(
-        f"The notes' NumPy loop is skipped: it visits one hole pixel at a time, and this flow "
-        f"has {hole_pixels:,} hole pixels, more than the page's limit of "
-        f"{NOTES_NUMPY_MAX_HOLES:,}. Pick the 240x320 size or a lower hole fraction."
-    )
-run_key = (origin, spec, int(max_window), settings.device, with_notes, run_numpy, per_scale)
-last = st.session_state.get("flow.last_comparison")
-if last is not None and last[0] == run_key:
-    comp = last[1]
-else:
-    bar = None
-    if run_numpy:
-        bar = st.progress(0.0, text="The notes' NumPy loop: starting...")
-
-    def _report(done: int, total: int) -> None:
-        if bar is not None:
-            bar.progress(done / max(total, 1),
-                         text=f"The notes' NumPy loop: {done:,} of {total:,} hole pixels")
-
-    try:
-        with st.spinner(f"Filling with every method on {settings.device}..."):
-            comp = compare_methods(case, max_window=int(max_window), device=settings.device,
-                                   with_notes=with_notes, with_notes_numpy=run_numpy,
-                                   with_per_scale=per_scale, progress=_report)
-    except ValueError as exc:
-        _fail(str(exc), "lower the hole fraction or the band width, or load another flow.")
-    if bar is not None:
-        bar.empty()
-    st.session_state["flow.last_comparison"] = (run_key, comp)
-
-fill = comp.fill
-main = comp.methods[0]
-hole_px = comp.hole_pixels
+case_key = (origin, spec)
+shape = case.flow.shape
+hole_px = int(np.count_nonzero(case.mask))
 total_px = case.mask.size
 
-# ---------------------------------------------------------------- pictures
-st.subheader("Flow, holes and the fill", anchor=False)
-pictures = [case.flow, main.filled]
+# ---------------------------------------------------------------- the notes' reference switch
+# Off by default above 240x320 (seconds on a 2-core CPU, ~20 s at 720x1280); reset to that
+# default whenever the flow's size changes, so picking 720x1280 never starts a long run.
+if st.session_state.get("flow.notes_shape") != shape[:2]:
+    st.session_state["flow.notes_shape"] = shape[:2]
+    st.session_state["flow.notes"] = notes_reference_on_by_default(shape)
+rate, rate_when = _reference_rates().get(settings.device, (NOTES_REFERENCE_MS_PER_UNIT, ""))
+expected_ms = estimate_notes_ms(shape, int(max_window), rate)
+with layout.controls:
+    with_notes = st.toggle(
+        "Notes' avg_pool2d", key="flow.notes",
+        help="Run and time the notes' vectorised avg_pool2d version (000:80) beside the fast "
+        "backends. It is slow on a CPU, so it is off by default above "
+        f"{NOTES_REFERENCE_DEFAULT_MAX_PIXELS:,} pixels (240x320).",
+    )
+    basis = (f"rate measured here at {rate_when}" if rate_when
+             else "rate measured on this 2-core CPU")
+    st.markdown(
+        f"Notes' version: about **{_seconds(expected_ms)}** on `{settings.device}` at "
+        f"{shape[0]}x{shape[1]} ({basis})" + ("" if with_notes else "; off.")
+    )
+
+# ---------------------------------------------------------------- the main fill and the picture
+main_row, main_at = _method(case_key, case, METHOD_CV2, int(max_window), "cpu")
+pictures = [case.flow, main_row.filled]
 if case.reference is not None:
     pictures.append(case.reference)
 rgb = flow_to_rgb(*pictures)
-c1, c2, c3 = st.columns(3)
-c1.plotly_chart(_image_fig(rgb[0], "Flow with holes (black)"), width="stretch")
-c2.plotly_chart(_image_fig(np.repeat(case.mask[..., None], 3, axis=2).astype(np.uint8) * 255,
-                          "NaN mask (white = hole)"),
-                width="stretch")
-c3.plotly_chart(_image_fig(rgb[1], "Filled: gradual mean"), width="stretch")
-st.caption(
-    f"{case.description}: {total_px:,} pixels, {hole_px:,} holes ({hole_px / total_px:.0%}). "
-    "Colours: torchvision's flow_to_image, hue = direction, saturation = speed, one shared scale."
-)
-heat_step = _heat_step(case.mask.shape)
-if heat_step > 1:
-    nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
-    st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, to "
-               "keep the page responsive at this size.")
+panels = [(rgb[0], "Flow with holes (black)"), (mask_rgb(case.mask), "Holes (dark)"),
+          (rgb[1], "Filled: gradual mean")]
 if case.reference is not None:
-    with st.expander(f"Reference flow ({case.reference_kind})"):
-        st.plotly_chart(_image_fig(rgb[2], case.reference_kind), width="stretch")
+    panels.append((rgb[2], case.reference_kind.capitalize()))
+with layout.figure:
+    show_chart(
+        _main_fig(panels), key="flow.main_figure",
+        alt=f"Flow colour images: the {case.description} flow with {hole_px:,} hole pixels "
+        f"in black, the hole mask (holes dark, valid flow pale blue), the flow filled by the "
+        "gradual mean" + (f", and the {case.reference_kind}." if case.reference is not None
+                          else "."),
+    )
+    st.markdown(
+        f"{case.description}: {total_px:,} pixels, {hole_px:,} holes "
+        f"({hole_px / total_px:.0%}). Colours: torchvision's flow_to_image, hue = direction, "
+        "saturation = speed, one shared scale."
+    )
+
+# ---------------------------------------------------------------- the other methods, in stages
+with layout.details:
+    run_box = st.container()
+    windows_box = st.container()
+    accuracy_box = st.container()
+    numpy_box = st.container()
+    rest_box = st.container()
+with windows_box:
+    st.header("Window sizes", anchor=False)
+    per_scale = st.toggle("Show what each scale contributes", key="flow.per_scale")
+with numpy_box:
+    st.header("The notes' first version: a per-pixel NumPy loop", anchor=False)
+    with_numpy = st.toggle(
+        "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
+        help=f"The notes' first version (000:79): a Python loop over the hole pixels, a few "
+        f"hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} hole "
+        "pixels.",
+    )
+numpy_skipped = with_numpy and hole_px > NOTES_NUMPY_MAX_HOLES
+run_numpy = with_numpy and not numpy_skipped
+
+names = [METHOD_CV2, "gradual mean (torch backend)"]
+if with_notes:
+    names.append(NOTES_TORCH_METHOD)
+if run_numpy:
+    names.append(NOTES_NUMPY_METHOD)
+names.extend(OTHER_METHODS)
+results: list[MethodResult] = [main_row]
+stamps: dict[str, float] = {METHOD_CV2: main_at}
+with run_box:
+    status = st.status(f"Filling with {len(names)} methods...", expanded=False)
+    t0 = time.perf_counter()
+    try:
+        for i, name in enumerate(names[1:], start=2):
+            device = settings.device if name in (NOTES_TORCH_METHOD,
+                                                 "gradual mean (torch backend)") else "cpu"
+            window = int(max_window) if name in WINDOWED_METHODS else 0
+            label = f"Step {i} of {len(names)}: {name}"
+            if name == NOTES_TORCH_METHOD:
+                label += f" (expected about {_seconds(expected_ms)})"
+            status.update(label=label + "...")
+            bar = None
+            if name in (NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD):
+                with status:
+                    bar = st.progress(0.0, text=f"{name}: starting...")
+
+            def _report(done: int, total: int, name: str = name, bar=bar) -> None:
+                unit = "windows" if name == NOTES_TORCH_METHOD else "hole pixels"
+                if bar is not None:
+                    bar.progress(done / max(total, 1),
+                                 text=f"{name}: {done:,} of {total:,} {unit}")
+
+            row, at = _method(case_key, case, name, window or 33, device, _report)
+            if bar is not None:
+                bar.empty()
+            results.append(row)
+            stamps[name] = at
+            if name == NOTES_TORCH_METHOD and at >= run_start:
+                _reference_rates()[settings.device] = (
+                    row.ms / notes_reference_work(shape, int(max_window)),
+                    time.strftime("%H:%M"),
+                )
+        per_scale_maps = _scale_means(case_key, case, int(max_window)) if per_scale else None
+        comp = combine_methods(case, results, max_window=int(max_window),
+                               per_scale=per_scale_maps)
+    except ValueError as exc:
+        status.update(label="Filling failed", state="error", expanded=True)
+        _fail(str(exc), wrong_hint)
+    cached = [n for n in names if stamps[n] < run_start]
+    status.update(
+        label=f"{len(names)} methods filled in {time.perf_counter() - t0:.1f} s"
+        + (f"; {len(cached)} timings reused from the cache" if cached else ""),
+        state="complete", expanded=False,
+    )
+    if numpy_skipped:
+        st.warning(
+            f"The notes' NumPy loop is skipped: it visits one hole pixel at a time, and this "
+            f"flow has {hole_px:,} hole pixels, more than the page's limit of "
+            f"{NOTES_NUMPY_MAX_HOLES:,}. Pick the 240x320 size or a lower hole fraction."
+        )
+
+fill = comp.fill
+main = comp.methods[0]
+heat_step = _heat_step(case.mask.shape)
+if case.reference is not None:
+    with rest_box, st.expander(f"Reference flow ({case.reference_kind})"):
+        show_chart(_image_fig(rgb[2], case.reference_kind),
+                   alt=f"Flow colour image of the {case.reference_kind}.")
 
 # ---------------------------------------------------------------- windows
-st.subheader("Window sizes", anchor=False)
-used = fill.scales_used[..., 0].astype(float)
-used[~case.mask] = np.nan
-s1, s2 = st.columns(2)
-s1.plotly_chart(_heat_fig(used, "How many scales contributed (holes only)", "scales",
-                          zmin=0, zmax=len(windows)), width="stretch")
-hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
-bar = px.bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
-             labels={"x": "scales that had a valid sample", "y": "hole pixels"},
-             title="Hole pixels by number of contributing scales")
-bar.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
-s2.plotly_chart(bar, width="stretch")
-all_scales = int(hist[len(windows)])
-st.markdown(
-    f"With `max_window={max_window}` the fill averages {len(windows)} window means "
-    f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a valid "
-    f"sample at every scale; the others sit deep inside a hole, so only the larger windows "
-    f"reach valid flow. **{fill.unfilled:,} hole values stayed NaN** (no valid sample within "
-    f"{windows[-1]}x{windows[-1]})"
-    + (" -- raise max_window to reach them." if fill.unfilled else ".")
-)
-if fill.unfilled:
-    st.warning(f"{fill.unfilled:,} hole values are still NaN: no valid sample lies within the "
-               f"largest window ({windows[-1]}x{windows[-1]}). Raise max_window.")
-if per_scale and comp.per_scale:
-    st.markdown("Each scale's masked mean on its own (holes only; black = that window saw no "
-                "valid sample). The fill is the average of the non-black ones.")
-    per = []
-    for k in windows:
-        m = comp.per_scale[k].copy()
-        m[~case.mask] = np.nan
-        per.append(m)
-    per_rgb = flow_to_rgb(*per, main.filled)
-    tabs = st.tabs([f"{k}x{k}" for k in windows])
-    for tab, k, img in zip(tabs, windows, per_rgb[:-1], strict=True):
-        tab.plotly_chart(_image_fig(img, f"window {k}x{k}"), width="stretch")
+with windows_box:
+    if heat_step > 1:
+        nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
+        st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, "
+                   "to keep the page responsive at this size.")
+    used = fill.scales_used[..., 0].astype(float)
+    used[~case.mask] = np.nan
+    s1, s2 = st.columns(2)
+    with s1:
+        show_chart(_heat_fig(used, "Scales that contributed (holes)", "scales",
+                             zmin=0, zmax=len(windows)), key="flow.scales_map",
+                   alt="Heat map over the holes of how many window sizes had a valid sample; "
+                   "deep inside a hole only the larger windows reach valid flow.")
+    hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
+    bars = px.bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
+                  labels={"x": "scales with a valid sample", "y": "hole pixels"},
+                  title="Hole pixels by contributing scales")
+    bars.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
+    with s2:
+        show_chart(bars, key="flow.scales_hist",
+                   alt="Bar chart: number of hole pixels by how many window sizes contributed "
+                   f"(0 to {len(windows)}).")
+    all_scales = int(hist[len(windows)])
+    st.markdown(
+        f"With `max_window={max_window}` the fill averages {len(windows)} window means "
+        f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
+        f"valid sample at every scale; the others sit deep inside a hole, so only the larger "
+        f"windows reach valid flow. **{fill.unfilled:,} hole values stayed NaN** (no valid "
+        f"sample within {windows[-1]}x{windows[-1]})"
+        + (" -- raise max_window to reach them." if fill.unfilled else ".")
+    )
+    if fill.unfilled:
+        st.warning(f"{fill.unfilled:,} hole values are still NaN: no valid sample lies within "
+                   f"the largest window ({windows[-1]}x{windows[-1]}). Raise max_window.")
+    if per_scale and comp.per_scale:
+        st.markdown("Each scale's masked mean on its own (holes only; black = that window saw "
+                    "no valid sample). The fill is the average of the non-black ones.")
+        per = []
+        for k in windows:
+            m = comp.per_scale[k].copy()
+            m[~case.mask] = np.nan
+            per.append(m)
+        per_rgb = flow_to_rgb(*per, main.filled)
+        tabs = st.tabs([f"{k}x{k}" for k in windows])
+        for tab, k, img in zip(tabs, windows, per_rgb[:-1], strict=True):
+            with tab:
+                show_chart(_image_fig(img, f"window {k}x{k}"),
+                           alt=f"Flow colour image of the {k}x{k} window's masked mean at the "
+                           "holes; black where that window saw no valid sample.")
 
 # ---------------------------------------------------------------- accuracy and timing
-st.subheader("Accuracy and speed", anchor=False)
+when = {n: ("this run" if stamps[n] >= run_start
+            else f"cache, {max(1, round((run_start - stamps[n]) / 60))} min ago")
+        for n in stamps}
 rows = [
     {
         "method": m.name,
         "mean EPE on holes (px)": m.mean_epe,
         "median EPE on holes (px)": m.median_epe,
         "time (ms)": round(m.ms, 2),
+        "timed": when[m.name],
         "device": m.device,
         "NaN left": m.unfilled,
         "max |diff| vs notes": m.max_diff_vs_notes,
     }
     for m in comp.methods
 ]
-st.dataframe(rows, width="stretch", hide_index=True)
-if case.reference is None:
-    st.info("This flow brought its own holes, so there is nothing to compare the fill with: "
-            "upload a flow without NaN to get EPE numbers against the pre-mask flow.")
-else:
-    names = [m.name for m in comp.methods]
-    pick = st.selectbox("EPE map of", names, key="flow.epe_method")
-    chosen = comp.methods[names.index(pick)]
-    epe = chosen.epe.copy()
-    epe[~case.mask] = np.nan
-    a1, a2 = st.columns(2)
-    a1.plotly_chart(_heat_fig(epe, f"Endpoint error vs {case.reference_kind} (holes)", "px"),
-                    width="stretch")
-    timing = px.bar(x=[m.ms for m in comp.methods], y=names, orientation="h", log_x=True,
-                    labels={"x": "ms (log scale)", "y": ""}, title="Time per method")
-    timing.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
-    a2.plotly_chart(timing, width="stretch")
-    best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
-               key=lambda m: m.mean_epe, default=None)
-    near = comp.methods[-1]
-    if best is not None:
+with accuracy_box:
+    st.header("Accuracy and speed", anchor=False)
+    st.dataframe(rows, width="stretch", hide_index=True)
+    if cached:
         st.markdown(
-            f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes is "
-            f"**{main.mean_epe:.3f} px**, nearest-valid fill's is **{near.mean_epe:.3f} px**; "
-            f"the most accurate here is *{best.name}*. Averaging many valid neighbours cancels "
-            "noise, and on linear motion the mean of a symmetric window is exact; at motion "
-            "boundaries (try *piecewise*) large windows mix both motions."
+            f"*{len(cached)} of {len(names)} timings come from the cache* (column *timed*): "
+            "the same flow and settings were filled earlier, in this or another session, and "
+            "the time shown is the one measured then."
         )
-notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
-if notes_row is not None:
-    fast = min(comp.methods[:2], key=lambda m: m.ms)
-    st.markdown(
-        f"Speed on `{settings.device}`: the notes' avg_pool2d version took "
-        f"{notes_row.ms:.1f} ms, the fastest backend ({fast.name}) {fast.ms:.1f} ms -- "
-        f"**{notes_row.ms / max(fast.ms, 1e-6):.0f}x** faster, with a largest difference of "
-        f"{max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]):.1e}. avg_pool2d adds up "
-        "k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), and the fast "
-        "backends do the divisions only at the holes."
-    )
-    with st.container(border=True, key="flow.three_ms"):
-        claim, measured = st.columns(2)
-        claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
-        claim.text(NOTES_CLAIM_ZH)
-        claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
-        measured.markdown("**Measured here just now**")
-        measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
-                        help="The notes' claim is 3 ms.")
-        measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
-else:
-    st.caption(f"Switch on the notes' avg_pool2d reference to time it against the notes' "
-               f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}).")
+    if case.reference is None:
+        st.info("This flow brought its own holes, so there is nothing to compare the fill "
+                "with: upload a flow without NaN to get EPE numbers against the pre-mask flow.")
+    else:
+        method_names = [m.name for m in comp.methods]
+        pick = st.selectbox("EPE map of", method_names, key="flow.epe_method")
+        chosen = comp.methods[method_names.index(pick)]
+        epe = chosen.epe.copy()
+        epe[~case.mask] = np.nan
+        a1, a2 = st.columns(2)
+        with a1:
+            show_chart(_heat_fig(epe, f"Endpoint error vs {case.reference_kind}", "px"),
+                       key="flow.epe_map",
+                       alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
+                       f"pixels, against the {case.reference_kind}.")
+        timing = px.bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
+                        log_x=True, labels={"x": "ms (log scale)", "y": ""},
+                        title="Time per method")
+        timing.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
+        with a2:
+            show_chart(timing, key="flow.timing",
+                       alt="Horizontal bar chart of each method's time in ms, log scale: "
+                       + "; ".join(f"{m.name} {m.ms:.1f} ms" for m in comp.methods) + ".")
+        best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
+                   key=lambda m: m.mean_epe, default=None)
+        near = comp.methods[-1]
+        if best is not None:
+            st.markdown(
+                f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes "
+                f"is **{main.mean_epe:.3f} px**, nearest-valid fill's is "
+                f"**{near.mean_epe:.3f} px**; the most accurate here is *{best.name}*. "
+                "Averaging many valid neighbours cancels noise, and on linear motion the mean "
+                "of a symmetric window is exact; at motion boundaries (try *piecewise*) large "
+                "windows mix both motions."
+            )
+    notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
+    if notes_row is not None:
+        fast = min(comp.methods[:2], key=lambda m: m.ms)
+        st.markdown(
+            f"Speed on `{settings.device}`: the notes' avg_pool2d version took "
+            f"{notes_row.ms:.1f} ms, the fastest backend ({fast.name}) {fast.ms:.1f} ms -- "
+            f"**{notes_row.ms / max(fast.ms, 1e-6):.0f}x** faster, with a largest difference "
+            f"of {max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]):.1e}. avg_pool2d "
+            "adds up k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), "
+            "and the fast backends do the divisions only at the holes."
+        )
+        with st.container(border=True, key="flow.three_ms"):
+            claim, measured = st.columns(2)
+            claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
+            claim.text(NOTES_CLAIM_ZH)
+            claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
+            measured.markdown("**Measured here**" + (" just now" if stamps[NOTES_TORCH_METHOD]
+                                                     >= run_start else " (from the cache)"))
+            measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
+                            help="The notes' claim is 3 ms.")
+            measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
+    else:
+        st.markdown(
+            f"Switch on *Notes' avg_pool2d* (beside the picture) to time it against the notes' "
+            f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}); expected here: about "
+            f"{_seconds(expected_ms)}."
+        )
 
-st.subheader("The notes' first version: a per-pixel NumPy loop", anchor=False)
-numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
-sizes = notes_window_sizes(int(max_window) - 1)
-st.markdown(
-    f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of its "
-    f"window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
-    f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their code "
-    "differs from the vectorised method in four ways: the window `(cx - w//2, cy - w//2, "
-    "cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and down, w/2 left "
-    "and up), `crop_rect` pads outside the image with **zeros that count as flow**, every "
-    "fill is written back at once so **later holes average earlier fills**, and an early "
-    "`break` after a window with no valid sample would leave the hole NaN (the in-place "
-    "filling makes that unreachable with the default mask: the row above a hole is always "
-    "the zero border or already filled)."
-)
-if numpy_row is not None and case.reference is not None:
-    vectorised = notes_row or main  # same method; the fast backend when the reference is off
-    ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
-    per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
+with numpy_box:
+    numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
+    sizes = notes_window_sizes(int(max_window) - 1)
     st.markdown(
-        f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
-        f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for the "
-        f"vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
-        f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole pixel). "
-        "The time is for the notes' loop with one change that leaves every bit of the output "
-        "alone: `crop_rect` pads the whole image for every window of every hole, which this "
-        "loop skips by building only the window; the code as printed is slower still."
+        f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of "
+        f"its window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
+        f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their "
+        "code differs from the vectorised method in four ways: the window `(cx - w//2, "
+        "cy - w//2, cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and "
+        "down, w/2 left and up), `crop_rect` pads outside the image with **zeros that count "
+        "as flow**, every fill is written back at once so **later holes average earlier "
+        "fills**, and an early `break` after a window with no valid sample would leave the "
+        "hole NaN (the in-place filling makes that unreachable with the default mask: the row "
+        "above a hole is always the zero border or already filled)."
     )
-elif numpy_row is not None:
-    differs = (f"; its largest difference from the avg_pool2d version on this flow is "
-               f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes else "")
-    st.markdown(
-        f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. This "
-        "flow has no reference, so neither can be scored."
+    if numpy_row is not None and case.reference is not None:
+        vectorised = notes_row or main  # same method; the fast backend when the reference is off
+        ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
+        per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
+        st.markdown(
+            f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
+            f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for "
+            f"the vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
+            f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole "
+            "pixel). The time is for the notes' loop with one change that leaves every bit of "
+            "the output alone: `crop_rect` pads the whole image for every window of every "
+            "hole, which this loop skips by building only the window; the code as printed is "
+            "slower still."
+        )
+    elif numpy_row is not None:
+        differs = (f"; its largest difference from the avg_pool2d version on this flow is "
+                   f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes
+                   else "")
+        st.markdown(
+            f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. "
+            "This flow has no reference, so neither can be scored."
+        )
+    elif not numpy_skipped:
+        st.info(
+            "Switch on *Run the notes' original NumPy loop* above to add it to the table, with its "
+            f"error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it shows its "
+            "progress while it runs)."
+        )
+    show_code(
+        notes_numpy_snippet_for(
+            spec if source in ("synthetic", "stereo", "affine") else None,
+            int(max_window),
+            upload_name=upload.name if upload is not None else None,
+        ),
+        title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
     )
-elif not numpy_skipped:
-    st.info(
-        "Switch on *Run the notes' original NumPy loop* above to add it to the table, with "
-        f"its error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it shows its "
-        "progress while it runs)."
-    )
-show_code(
-    notes_numpy_snippet_for(
-        spec if source in ("synthetic", "stereo", "affine") else None,
-        int(max_window),
-        upload_name=upload.name if upload is not None else None,
-    ),
-    title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
-)
-with st.expander("The formula"):
-    st.latex(
-        r"\hat x_c(p)=\frac{1}{|S(p)|}\sum_{k\in S(p)}"
-        r"\frac{\sum_{q\in W_k(p)} m_c(q)\,x_c(q)}{\sum_{q\in W_k(p)} m_c(q)},\quad "
-        r"S(p)=\{k : \textstyle\sum_{W_k(p)} m_c>0\}"
-    )
-    st.markdown("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, zero-padded at "
-                "the borders; only NaN values are replaced.")
 
-st.subheader("What the notes say, checked live", anchor=False)
-for callout in _callouts():
-    notes_callout(callout)
-
-show_code(
-    snippet_for(
-        spec if source in ("synthetic", "stereo", "affine") else None,
-        int(max_window),
-        upload_name=upload.name if upload is not None else None,
+with rest_box:
+    with st.expander("The formula"):
+        st.latex(
+            r"\hat x_c(p)=\frac{1}{|S(p)|}\sum_{k\in S(p)}"
+            r"\frac{\sum_{q\in W_k(p)} m_c(q)\,x_c(q)}{\sum_{q\in W_k(p)} m_c(q)},\quad "
+            r"S(p)=\{k : \textstyle\sum_{W_k(p)} m_c>0\}"
+        )
+        st.markdown("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, zero-padded "
+                    "at the borders; only NaN values are replaced.")
+    st.header("What the notes say, checked live", anchor=False)
+    for callout in _callouts():
+        notes_callout(callout)
+    show_code(
+        snippet_for(
+            spec if source in ("synthetic", "stereo", "affine") else None,
+            int(max_window),
+            upload_name=upload.name if upload is not None else None,
+        )
     )
-)

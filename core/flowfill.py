@@ -35,7 +35,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -52,6 +52,13 @@ __all__ = [
     "FLO_MAGIC",
     "MASK_KINDS",
     "MAX_SIDE",
+    "METHODS",
+    "METHOD_CV2",
+    "METHOD_TORCH",
+    "NOTES_REFERENCE_DEFAULT_MAX_PIXELS",
+    "NOTES_REFERENCE_MS_PER_UNIT",
+    "OTHER_METHODS",
+    "WINDOWED_METHODS",
     "NOTES_CLAIM_MS",
     "NOTES_GRADUAL_MEAN_PYTORCH",
     "NOTES_NUMPY_MAX_HOLES",
@@ -68,11 +75,14 @@ __all__ = [
     "build_flow",
     "case_from_flow",
     "case_from_images",
+    "check_fillable",
+    "combine_methods",
     "compare_methods",
     "decode_image",
     "device_label",
     "endpoint_error",
     "epe_stats",
+    "estimate_notes_ms",
     "farneback_flow",
     "flow_to_rgb",
     "fb_consistency_mask",
@@ -88,8 +98,11 @@ __all__ = [
     "notes_gradual_mean_numpy",
     "notes_gradual_mean_torch",
     "notes_numpy_snippet_for",
+    "notes_reference_on_by_default",
+    "notes_reference_work",
     "notes_speed_claim",
     "notes_window_sizes",
+    "run_method",
     "save_flo",
     "scale_means",
     "snippet_for",
@@ -227,7 +240,11 @@ class FillResult:
 
 
 def notes_gradual_mean_torch(
-    flow: np.ndarray | torch.Tensor, max_window: int = 33, *, device: str | None = None
+    flow: np.ndarray | torch.Tensor,
+    max_window: int = 33,
+    *,
+    device: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray | torch.Tensor:
     """REFERENCE: the method of the notes' vectorised ``gradual_mean_pytorch`` (000:80).
 
@@ -269,6 +286,8 @@ def notes_gradual_mean_torch(
         flow: (H, W, C) float array or tensor, NaN marks a hole.
         max_window: largest window, ``2**k + 1``.
         device: where to run; default: the tensor's device, or ``"cpu"`` for arrays.
+        progress: called as ``progress(done, total)`` after each window (``total`` = number of
+            windows), so a caller can show real progress on this slow reference.
 
     Returns:
         The filled flow, same type, layout and dtype as ``flow`` (a tensor stays on its device).
@@ -286,12 +305,14 @@ def notes_gradual_mean_torch(
     x0 = torch.where(valid, x, torch.zeros_like(x))  # NaN -> 0 *before* the masked sums
     total = torch.zeros_like(x)
     count = torch.zeros_like(x)
-    for k in windows:
+    for done, k in enumerate(windows, start=1):
         num = F.avg_pool2d(x0 * vf, k, stride=1, padding=k // 2, count_include_pad=True)
         den = F.avg_pool2d(vf, k, stride=1, padding=k // 2, count_include_pad=True)
         ok = den > 0
         total += torch.where(ok, num / torch.where(ok, den, torch.ones_like(den)), 0.0)
         count += ok.float()
+        if progress is not None:
+            progress(done, len(windows))
     fill = torch.where(count > 0, total / count.clamp_min(1), torch.full_like(total, float("nan")))
     out = torch.where(valid, x, fill)[0].permute(1, 2, 0)
     if is_tensor:
@@ -1328,8 +1349,18 @@ def build_flow(spec: FlowSpec) -> FlowCase:
 
 def case_from_flow(flow: np.ndarray, spec: FlowSpec) -> FlowCase:
     """A case from a loaded flow file: its own NaN are the holes (no reference to compare
-    with); a file without NaN gets ``spec``'s mask and is compared with its pre-mask flow."""
+    with); a file without NaN gets ``spec``'s mask and is compared with its pre-mask flow.
+
+    Raises:
+        ValueError: the file has no finite value at all (every pixel NaN: no valid flow), or a
+            bad shape or mask setting.
+    """
     x = _as_numpy_hwc(flow).astype(np.float32)
+    if not np.isfinite(x).any():
+        raise ValueError(
+            f"this file holds no valid flow: every pixel is NaN (all {x.shape[0]}x{x.shape[1]} "
+            "pixels are holes), so there is nothing to fill from"
+        )
     holes = np.isnan(x).any(axis=2)
     if holes.any():
         return FlowCase(x, None, "none", holes, None, "uploaded flow with its own holes")
@@ -1348,7 +1379,8 @@ def case_from_images(img1: np.ndarray, img2: np.ndarray, spec: FlowSpec) -> Flow
 @dataclass(frozen=True)
 class MethodResult:
     """One filling method's output and scores. ``epe`` is (H, W) or None without a reference;
-    ``mean_epe``/``median_epe`` are over the hole pixels (NaN without a reference)."""
+    ``mean_epe``/``median_epe`` are over the hole pixels (NaN without a reference).
+    ``fill`` is the full :class:`FillResult` for the gradual-mean backends, else None."""
 
     name: str
     filled: np.ndarray
@@ -1359,6 +1391,7 @@ class MethodResult:
     mean_epe: float
     median_epe: float
     max_diff_vs_notes: float | None = None
+    fill: FillResult | None = None
 
 
 @dataclass(frozen=True)
@@ -1373,6 +1406,19 @@ class Comparison:
     per_scale: dict[int, np.ndarray] = field(default_factory=dict)
 
 
+#: The methods :func:`run_method` knows, in the order :func:`compare_methods` lists them.
+METHOD_CV2 = "gradual mean (cv2 backend)"
+METHOD_TORCH = "gradual mean (torch backend)"
+OTHER_METHODS: tuple[str, ...] = ("cv2.inpaint Telea", "cv2.inpaint Navier-Stokes",
+                                  "nearest valid")
+METHODS: tuple[str, ...] = (METHOD_CV2, METHOD_TORCH, NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD,
+                            *OTHER_METHODS)
+#: Methods whose output depends on ``max_window`` (the others ignore it).
+WINDOWED_METHODS: frozenset[str] = frozenset(
+    {METHOD_CV2, METHOD_TORCH, NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD}
+)
+
+
 def _timed(fn: Callable[[], object], repeats: int, device: str) -> tuple[object, float]:
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     times, result = [], None
@@ -1383,6 +1429,132 @@ def _timed(fn: Callable[[], object], repeats: int, device: str) -> tuple[object,
         sync()
         times.append((time.perf_counter() - t0) * 1e3)
     return result, statistics.median(times)
+
+
+def check_fillable(case: FlowCase) -> None:
+    """Raise ValueError when ``case.flow`` has no finite value at all (nothing to fill from)."""
+    if not np.isfinite(case.flow).any():
+        raise ValueError(
+            "the flow has no valid value at all (every pixel is NaN), so there is nothing to "
+            "fill from; use a smaller hole fraction or another file"
+        )
+
+
+def _check_device(device: str) -> None:
+    if not (device == "cpu" or (device.startswith("cuda") and torch.cuda.is_available())):
+        raise ValueError(f"device must be 'cpu' or an available 'cuda:N', got {device!r}")
+
+
+def run_method(
+    case: FlowCase,
+    name: str,
+    *,
+    max_window: int = 33,
+    device: str = "cpu",
+    repeats: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> MethodResult:
+    """Fill ``case.flow`` with one method of :data:`METHODS`, time it and score it on the holes.
+
+    ``device`` is used by the torch backend and the notes' avg_pool2d reference; the others run
+    on the CPU. ``progress(done, total)`` gets the reference's windows or the NumPy loop's hole
+    pixels. ``max_diff_vs_notes`` is left None (:func:`combine_methods` fills it in).
+
+    Raises:
+        ValueError: unknown ``name``, all-NaN flow, bad ``max_window`` or ``device``, or more
+            than :data:`NOTES_NUMPY_MAX_HOLES` hole pixels for the NumPy loop.
+    """
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {name!r}")
+    window_sizes(max_window)
+    check_fillable(case)
+    _check_device(device)
+    x = case.flow
+    if name == NOTES_NUMPY_METHOD:
+        numpy_holes = int(np.count_nonzero(np.isnan(x).any(axis=2)))
+        if numpy_holes > NOTES_NUMPY_MAX_HOLES:
+            raise ValueError(
+                f"the notes' NumPy loop visits one hole pixel at a time and is limited to "
+                f"{NOTES_NUMPY_MAX_HOLES:,} hole pixels; this flow has {numpy_holes:,}: pick a "
+                "smaller size or fewer holes, or switch the NumPy loop off"
+            )
+    fill: FillResult | None = None
+    if name == METHOD_CV2:
+        fill, ms = _timed(  # type: ignore[assignment]
+            lambda: gradual_mean_fill(x, max_window, backend="cv2"), repeats, "cpu")
+        out, dev = fill.filled, "cpu"  # type: ignore[union-attr]
+    elif name == METHOD_TORCH:
+        xt = torch.from_numpy(x).to(device)
+        fill_t, ms = _timed(
+            lambda: gradual_mean_fill(xt, max_window, backend="torch"), repeats, device)
+        out, dev = fill_t.filled.cpu().numpy(), device  # type: ignore[union-attr]
+    elif name == NOTES_TORCH_METHOD:
+        xt = torch.from_numpy(x).to(device)
+        notes_t, ms = _timed(
+            lambda: notes_gradual_mean_torch(xt, max_window, progress=progress), repeats, device)
+        out, dev = notes_t.cpu().numpy(), device  # type: ignore[union-attr]
+    elif name == NOTES_NUMPY_METHOD:
+        out, ms = _timed(
+            lambda: notes_gradual_mean_numpy(x, max_window - 1, progress=progress), 1, "cpu")
+        dev = "cpu"
+    else:
+        fn = {
+            "cv2.inpaint Telea": lambda: inpaint_fill(x, "telea"),
+            "cv2.inpaint Navier-Stokes": lambda: inpaint_fill(x, "ns"),
+            "nearest valid": lambda: nearest_fill(x),
+        }[name]
+        out, ms = _timed(fn, repeats, "cpu")
+        dev = "cpu"
+    filled = np.asarray(out, np.float32)
+    unfilled = int(np.count_nonzero(np.isnan(filled)))
+    ref = case.reference
+    if ref is None:
+        return MethodResult(name, filled, ms, dev, unfilled, None, float("nan"), float("nan"),
+                            None, fill)
+    epe = endpoint_error(filled, ref)
+    mean, median = epe_stats(epe, case.mask)
+    return MethodResult(name, filled, ms, dev, unfilled, epe, mean, median, None, fill)
+
+
+def combine_methods(
+    case: FlowCase,
+    results: list[MethodResult] | tuple[MethodResult, ...],
+    *,
+    max_window: int = 33,
+    per_scale: dict[int, np.ndarray] | None = None,
+) -> Comparison:
+    """The :class:`Comparison` of ``results`` from :func:`run_method`, in :data:`METHODS` order.
+
+    Fills each row's ``max_diff_vs_notes`` from the notes' avg_pool2d row when there is one
+    (the gradual-mean rows and the NumPy loop; 0 for the reference itself).
+
+    Raises:
+        ValueError: no cv2 gradual-mean row (it is the page's main fill), or a method twice.
+    """
+    windows = window_sizes(max_window)
+    names = [r.name for r in results]
+    if len(set(names)) != len(names):
+        raise ValueError(f"each method may appear once, got {names}")
+    by_name = {r.name: r for r in results}
+    main = by_name.get(METHOD_CV2)
+    if main is None or main.fill is None:
+        raise ValueError(f"the results must include {METHOD_CV2!r} (the main fill)")
+    notes_row = by_name.get(NOTES_TORCH_METHOD)
+    notes = notes_row.filled if notes_row is not None else None
+
+    def diff(r: MethodResult) -> float | None:
+        if notes is None or r.name in OTHER_METHODS:
+            return None
+        if r.name == NOTES_TORCH_METHOD:
+            return 0.0
+        d = np.abs(np.asarray(r.filled, np.float32) - notes)
+        return float(np.nanmax(d)) if np.isfinite(d).any() else 0.0
+
+    rows = tuple(
+        replace(by_name[n], max_diff_vs_notes=diff(by_name[n])) for n in METHODS if n in by_name
+    )
+    return Comparison(rows, main.fill, windows, int(np.count_nonzero(case.mask)),
+                      case.reference_kind, dict(per_scale or {}))
 
 
 def compare_methods(
@@ -1404,82 +1576,74 @@ def compare_methods(
     max_window - 1`` (windows 32, 16, 8, 4, 2 for 33; CPU, one run; only if
     ``with_notes_numpy``, at most :data:`NOTES_NUMPY_MAX_HOLES` hole pixels, ``progress`` gets
     its ``(done, total)`` hole counts), ``cv2.inpaint`` Telea and Navier-Stokes, and
-    nearest-valid fill (CPU).
+    nearest-valid fill (CPU). Each is one :func:`run_method`; :func:`combine_methods` joins them.
 
     Raises:
         ValueError: all-NaN flow (nothing to fill from), bad ``max_window`` or ``device``, or
             more than :data:`NOTES_NUMPY_MAX_HOLES` hole pixels with ``with_notes_numpy``.
     """
-    windows = window_sizes(max_window)
-    x = case.flow
-    if not np.isfinite(x).any():
-        raise ValueError(
-            "the flow has no valid value at all (every pixel is NaN), so there is nothing to "
-            "fill from; use a smaller hole fraction or another file"
-        )
-    if not (device == "cpu" or (device.startswith("cuda") and torch.cuda.is_available())):
-        raise ValueError(f"device must be 'cpu' or an available 'cuda:N', got {device!r}")
-    numpy_holes = int(np.count_nonzero(np.isnan(x).any(axis=2)))
-    if with_notes_numpy and numpy_holes > NOTES_NUMPY_MAX_HOLES:
-        raise ValueError(
-            f"the notes' NumPy loop visits one hole pixel at a time and is limited to "
-            f"{NOTES_NUMPY_MAX_HOLES:,} hole pixels; this flow has {numpy_holes:,}: pick a "
-            "smaller size or fewer holes, or switch the NumPy loop off"
-        )
-    ref = case.reference
-    holes = case.mask
-
-    def score(name: str, filled: np.ndarray, ms: float, dev: str,
-              diff: float | None = None) -> MethodResult:
-        filled = np.asarray(filled, np.float32)
-        unfilled = int(np.count_nonzero(np.isnan(filled)))
-        if ref is None:
-            return MethodResult(name, filled, ms, dev, unfilled, None, float("nan"),
-                                float("nan"), diff)
-        epe = endpoint_error(filled, ref)
-        mean, median = epe_stats(epe, holes)
-        return MethodResult(name, filled, ms, dev, unfilled, epe, mean, median, diff)
-
-    rows: list[MethodResult] = []
-    fill_cv2, ms = _timed(lambda: gradual_mean_fill(x, max_window, backend="cv2"), repeats, "cpu")
-    main: FillResult = fill_cv2  # type: ignore[assignment]
-    xt = torch.from_numpy(x).to(device)
-    fill_t, ms_t = _timed(
-        lambda: gradual_mean_fill(xt, max_window, backend="torch"), repeats, device
-    )
-    notes = None
+    window_sizes(max_window)
+    check_fillable(case)
+    _check_device(device)
+    names = [METHOD_CV2, METHOD_TORCH]
     if with_notes:
-        notes_t, ms_n = _timed(lambda: notes_gradual_mean_torch(xt, max_window), repeats, device)
-        notes = notes_t.cpu().numpy()  # type: ignore[union-attr]
-
-    def diff(a: np.ndarray) -> float | None:
-        if notes is None:
-            return None
-        d = np.abs(np.asarray(a, np.float32) - notes)
-        return float(np.nanmax(d)) if np.isfinite(d).any() else 0.0
-
-    torch_filled = fill_t.filled.cpu().numpy()  # type: ignore[union-attr]
-    rows.append(score("gradual mean (cv2 backend)", main.filled, ms, "cpu", diff(main.filled)))
-    rows.append(score("gradual mean (torch backend)", torch_filled, ms_t, device,
-                      diff(torch_filled)))
-    if notes is not None:
-        rows.append(score(NOTES_TORCH_METHOD, notes, ms_n, device, 0.0))
+        names.append(NOTES_TORCH_METHOD)
     if with_notes_numpy:
-        out_np, ms_np = _timed(
-            lambda: notes_gradual_mean_numpy(x, max_window - 1, progress=progress), 1, "cpu"
-        )
-        rows.append(score(NOTES_NUMPY_METHOD, out_np, ms_np, "cpu",  # type: ignore[arg-type]
-                          diff(out_np)))  # type: ignore[arg-type]
-    for name, fn in (
-        ("cv2.inpaint Telea", lambda: inpaint_fill(x, "telea")),
-        ("cv2.inpaint Navier-Stokes", lambda: inpaint_fill(x, "ns")),
-        ("nearest valid", lambda: nearest_fill(x)),
-    ):
-        out, ms_o = _timed(fn, repeats, "cpu")
-        rows.append(score(name, out, ms_o, "cpu"))  # type: ignore[arg-type]
-    per_scale = scale_means(x, max_window) if with_per_scale else {}
-    return Comparison(tuple(rows), main, windows, int(np.count_nonzero(holes)),
-                      case.reference_kind, per_scale)
+        names.append(NOTES_NUMPY_METHOD)
+    names.extend(OTHER_METHODS)
+    results = [
+        run_method(case, n, max_window=max_window, device=device, repeats=repeats,
+                   progress=progress if n == NOTES_NUMPY_METHOD else None)
+        for n in names
+    ]
+    per_scale = scale_means(case.flow, max_window) if with_per_scale else None
+    return combine_methods(case, results, max_window=max_window, per_scale=per_scale)
+
+
+# --------------------------------------------------------------------------------------------
+# how long the notes' reference will take: say it before it runs
+# --------------------------------------------------------------------------------------------
+
+#: Above this many pixels the page leaves the notes' avg_pool2d reference off by default
+#: (480x640 and larger: seconds on a 2-core CPU, tens of seconds at 720x1280).
+NOTES_REFERENCE_DEFAULT_MAX_PIXELS = 240 * 320
+#: The reference's cost on this 2-core CPU, in ms per megapixel per 1000 units of sum(k**2)
+#: over its windows (avg_pool2d adds k*k values per pixel, twice per window). Measured here
+#: (torch 2.14.1, 2 threads, a busy machine): 720x1280 at max_window 33 took 21.5 s, i.e.
+#: ~15,600. The page replaces it with its own latest measurement once the reference has run.
+NOTES_REFERENCE_MS_PER_UNIT = 15_600.0
+
+
+def notes_reference_on_by_default(shape: tuple[int, ...]) -> bool:
+    """Whether the page runs the notes' avg_pool2d reference by default for an (H, W, ...) flow:
+    only up to :data:`NOTES_REFERENCE_DEFAULT_MAX_PIXELS` pixels (240x320)."""
+    return int(shape[0]) * int(shape[1]) <= NOTES_REFERENCE_DEFAULT_MAX_PIXELS
+
+
+def notes_reference_work(shape: tuple[int, ...], max_window: int) -> float:
+    """The reference's work in units of megapixels x sum(k**2) / 1000 over its windows.
+
+    >>> round(notes_reference_work((1000, 1000, 2), 33), 3)  # 9+25+81+289+1089 = 1493
+    1.493
+    """
+    h, w = int(shape[0]), int(shape[1])
+    if h < 1 or w < 1:
+        raise ValueError(f"shape must have a positive height and width, got {tuple(shape)}")
+    return h * w / 1e6 * sum(k * k for k in window_sizes(max_window)) / 1e3
+
+
+def estimate_notes_ms(
+    shape: tuple[int, ...], max_window: int, ms_per_unit: float = NOTES_REFERENCE_MS_PER_UNIT
+) -> float:
+    """Expected time of :func:`notes_gradual_mean_torch` on an (H, W, 2) flow, from a measured
+    rate in ms per :func:`notes_reference_work` unit (the page passes its latest measurement).
+
+    >>> round(estimate_notes_ms((720, 1280, 2), 33, 15_600.0) / 1e3, 1)
+    21.5
+    """
+    if not (math.isfinite(ms_per_unit) and ms_per_unit > 0):
+        raise ValueError(f"ms_per_unit must be a positive rate, got {ms_per_unit!r}")
+    return notes_reference_work(shape, max_window) * ms_per_unit
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import tests.notes_gradual_mean as notes_code
 from core.flowfill import (
     FLO_MAGIC,
+    METHODS,
     NOTES_CLAIM_MS,
     NOTES_CLAIM_REF,
     NOTES_CLAIM_ZH,
@@ -24,14 +25,17 @@ from core.flowfill import (
     NOTES_NUMPY_METHOD,
     NOTES_TORCH_METHOD,
     SYNTHETIC_FIELDS,
+    FlowCase,
     FlowSpec,
     build_flow,
     case_from_flow,
+    combine_methods,
     compare_methods,
     decode_image,
     device_label,
     endpoint_error,
     epe_stats,
+    estimate_notes_ms,
     farneback_flow,
     fb_consistency_mask,
     gradual_mean_fill,
@@ -46,8 +50,11 @@ from core.flowfill import (
     notes_gradual_mean_numpy,
     notes_gradual_mean_torch,
     notes_numpy_snippet_for,
+    notes_reference_on_by_default,
+    notes_reference_work,
     notes_speed_claim,
     notes_window_sizes,
+    run_method,
     save_flo,
     scale_means,
     snippet_for,
@@ -453,9 +460,57 @@ def test_compare_methods():
         assert m.max_diff_vs_notes is not None and m.max_diff_vs_notes <= 1e-5
         assert m.ms >= 0 and np.isfinite(m.mean_epe)
     assert comp.windows == (3, 5, 9, 17) and set(comp.per_scale) == set(comp.windows)
-    all_nan = case_from_flow(np.full((8, 8, 2), np.nan, np.float32), FlowSpec())
+    all_nan = FlowCase(np.full((8, 8, 2), np.nan, np.float32), None, "none",
+                       np.ones((8, 8), bool))
     with pytest.raises(ValueError, match="every pixel is NaN"):
         compare_methods(all_nan)
+
+
+def test_all_nan_file_says_it_has_no_valid_flow():
+    # An all-NaN upload is a bad file, not a mask setting: the message must say so (the page
+    # used to answer it with "lower the hole fraction").
+    with pytest.raises(ValueError, match="no valid flow: every pixel is NaN") as err:
+        case_from_flow(np.full((8, 8, 2), np.nan, np.float32), FlowSpec())
+    assert "fraction" not in str(err.value)
+
+
+def test_run_method_rows_combine_to_compare_methods():
+    case = build_flow(FlowSpec(height=40, width=48, field="zoom", mask="blobs", hole_size=4))
+    rows = [run_method(case, n, max_window=9) for n in reversed(METHODS)
+            if n != NOTES_NUMPY_METHOD]
+    comp = combine_methods(case, rows, max_window=9)
+    whole = compare_methods(case, max_window=9)
+    assert [m.name for m in comp.methods] == [m.name for m in whole.methods]
+    for a, b in zip(comp.methods, whole.methods, strict=True):
+        np.testing.assert_array_equal(a.filled, b.filled)
+        assert (a.max_diff_vs_notes is None) == (b.max_diff_vs_notes is None)
+    np.testing.assert_array_equal(comp.fill.scales_used, whole.fill.scales_used)
+    with pytest.raises(ValueError, match="method must be one of"):
+        run_method(case, "bilinear")
+    with pytest.raises(ValueError, match="main fill"):
+        combine_methods(case, rows[:2], max_window=9)
+
+
+def test_notes_reference_reports_progress_per_window():
+    x = _random_flow(np.random.default_rng(3), 12, 14, 2, 0.3, True)
+    seen: list[tuple[int, int]] = []
+    notes_gradual_mean_torch(x, 17, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_notes_reference_default_and_expected_time():
+    assert notes_reference_on_by_default((240, 320, 2))
+    assert not notes_reference_on_by_default((480, 640, 2))
+    assert not notes_reference_on_by_default((720, 1280, 2))
+    # the work grows with the pixels and with sum(k**2) over the windows
+    assert notes_reference_work((720, 1280), 33) == pytest.approx(12 * 1493 * 0.0768 / 1e3)
+    small = estimate_notes_ms((240, 320), 33, 1000.0)
+    assert estimate_notes_ms((720, 1280), 33, 1000.0) == pytest.approx(12 * small)
+    assert estimate_notes_ms((240, 320), 65, 1000.0) > 3 * small
+    with pytest.raises(ValueError, match="ms_per_unit"):
+        estimate_notes_ms((240, 320), 33, 0.0)
+    with pytest.raises(ValueError, match="max_window"):
+        estimate_notes_ms((240, 320), 32)
 
 
 def test_scale_means_match_definition():
