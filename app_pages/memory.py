@@ -39,20 +39,21 @@ from core.memory_figures import (
 )
 from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
 from core.notes import cite
+from ui.charts import show_chart
 from ui.code import show_code
+from ui.lesson import lesson_layout
 from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
 HISTORY_MAX = 5000
 SIM_CHOICE = "simulated GPU"
-
-st.title("CUDA memory monitor")
-st.caption(
-    "What you will see: why nvidia-smi shows more than your tensors use. PyTorch's caching "
-    "allocator reserves segments (2 MiB, 20 MiB, ...) and hands out rounded blocks; the CUDA "
-    "context and other processes use the rest. Live on a GPU, or on a simulated one."
+LOOK_AT = (
+    "the gap between **allocated** (your tensors, blue) and **reserved** (PyTorch's cache, "
+    "purple), and the grey band on top: memory nvidia-smi also counts but PyTorch does not "
+    "(the CUDA context)."
 )
+FIRST_SCENARIO = next(iter(SCENARIOS))
 
 state = st.session_state
 settings = current_settings()
@@ -66,6 +67,10 @@ keep_widget_state(
         "load_world",
     )
 )  # fmt: skip
+# Defaults through the session state only (a widget given both a value= and a session-state
+# value warns): the size may be cleared (None), which the page then refuses.
+state.setdefault("memory.sim_total", SIMULATED_TOTALS_GB[1])
+state.setdefault("memory.size", 4.0)
 if "memory.ledger" not in state:
     # Tensors belong to this browser session: the ledger frees them when the session ends.
     state["memory.ledger"] = TensorLedger()
@@ -74,67 +79,16 @@ ledger: TensorLedger = state["memory.ledger"]
 logs: dict[str, list[Step]] = state.setdefault("memory.logs", {})  # backend key -> steps
 names: dict[int, str] = state.setdefault("memory.names", {})  # tensor id -> snippet variable
 
-# ------------------------------------------------------------------------------ backend
-has_gpu = settings.device.startswith("cuda")
-choices = [settings.device, SIM_CHOICE] if has_gpu else [SIM_CHOICE]
-col_backend, col_total = st.columns([2, 1])
-with col_backend:
-    choice = st.radio(
-        "Device",
-        choices,
-        key="memory.backend",
-        horizontal=True,
-        help="The real GPU chosen in the sidebar, or a simulated GPU that follows the same "
-        "allocator rules.",
-    )
-with col_total:
-    total_gb = st.radio(
-        "Simulated GPU memory",
-        SIMULATED_TOTALS_GB,
-        index=1,
-        key="memory.sim_total",
-        horizontal=True,
-        format_func=lambda gb: f"{gb} GB",
-        disabled=choice != SIM_CHOICE,
-    )
+layout = lesson_layout("CUDA memory monitor", LOOK_AT)
 
-if choice == SIM_CHOICE:
-    sim = state.get("memory.sim")
-    if sim is None or sim.total_gb != total_gb:
-        if sim is not None:
-            ledger.drop_backend(sim.key)
-            logs.pop(sim.key, None)  # its tensors are gone with it
-        sim = SimulatedGpu(int(total_gb))
-        state["memory.sim"] = sim
-        state["memory.history"].clear()
-    backend = sim
-    if not has_gpu:
-        st.info(
-            "No CUDA GPU here, so this page runs on a **simulated GPU**: a faithful model of "
-            "PyTorch's caching allocator (rounding, pools, best fit, splitting, merging, "
-            "empty_cache, retry and OOM). Every number below is simulated.",
-            icon=":material/memory:",
-        )
-    st.warning(
-        f"SIMULATED: {backend.label}, with a simulated CUDA context of "
-        f"{format_size(backend.context_bytes)}. Nothing is allocated on real hardware.",
-        icon=":material/science:",
-    )
-else:
-    try:
-        backend = TorchCudaBackend(choice)
-    except ValueError as error:
-        st.error(f"{error}. Pick another device in the sidebar or use the simulated GPU.")
-        st.stop()
-    st.caption(
-        f"Real device {choice}. PyTorch's counters cover this server process (all sessions); "
-        "NVML sees the whole device. Tensors you make here belong to your browser session."
-    )
+
+def show_message(kind: str, text: str, *, errors: tuple[str, ...] = (), detail: str = "") -> None:
+    """The one message slot: only the latest action's outcome is shown (issue 12)."""
+    state["memory.message"] = {"kind": kind, "text": text, "errors": errors, "detail": detail}
 
 
 def record(result: ActionResult, steps: list[Step]) -> None:
-    state["memory.last"] = result
-    state.pop("memory.input_error", None)  # it belonged to an earlier allocation attempt
+    show_message("success" if result.ok else "error", result.message, detail=result.error)
     if result.ok:
         logs.setdefault(backend.key, []).extend(steps)
     st.rerun()  # redraw everything (tensor list, charts) from the new state
@@ -145,150 +99,189 @@ def var_name(tensor_id: int) -> str:
     return names.get(tensor_id, f"t{tensor_id}")
 
 
-# ------------------------------------------------------------------------------ actions
-st.subheader("Actions", anchor=False)
-tab_alloc, tab_held, tab_cache, tab_scen = st.tabs(
-    ["Allocate", "This session's tensors", "Cache & peaks", "Guided scenarios"]
-)
-with tab_alloc:
-    mode = st.radio(
-        "Request by", ["size", "shape + dtype"], key="memory.alloc_mode", horizontal=True
-    )
-    c1, c2 = st.columns(2)
-    if mode == "size":
-        size = c1.number_input(
-            "Size", min_value=0.0, value=4.0, step=1.0, key="memory.size", format="%g"
-        )
-        unit = c2.selectbox(
-            "Unit",
-            list(UNITS),
-            index=0,
-            key="memory.unit",
-            help="Binary units: 1 KB = 1024 B, as torch reports them.",
-        )
-    else:
-        shape_text = c1.text_input("Shape", "1024, 1024", key="memory.shape")
-        dtype = c2.selectbox("dtype", list(DTYPES), key="memory.dtype")
-    if st.button("Allocate", key="memory.allocate", type="primary"):
-        try:
-            if mode == "size":
-                nbytes, label = request_bytes(size, unit)
-                shape, dt = None, "uint8"
-            else:
-                shape = parse_shape(shape_text)
-                nbytes, label = request_bytes(shape=shape, dtype=dtype)
-                dt = dtype
-        except ValueError as error:
-            state["memory.input_error"] = str(error)
-        else:
-            state.pop("memory.input_error", None)
-            with st.spinner("Allocating ..."):
-                result = allocate(backend, ledger, nbytes, label, shape=shape, dtype=dt)
-            name = f"t{result.held[0].id}" if result.ok else ""
-            record(result, [Step("alloc", name=name, nbytes=nbytes, shape=shape, dtype=dt)])
-    if "memory.input_error" in state:
-        st.error(
-            f"{state['memory.input_error']}. Hint: a positive size, or a shape like '1024, 1024'."
-        )
-
-with tab_held:
-    held = ledger.held(backend.key)
-    if not held:
-        st.caption("This session holds no tensors on this device. Allocate some first.")
-    options = {h.id: h for h in held}
-    if "memory.free_select" in state:  # drop tensors freed since the last run
-        state["memory.free_select"] = [i for i in state["memory.free_select"] if i in options]
-    selected = st.multiselect(
-        "Tensors this session holds",
-        list(options),
-        key="memory.free_select",
-        format_func=lambda i: (
-            f"t{i}: {options[i].label} (asked {format_size(options[i].nbytes)}, "
-            f"block {format_size(options[i].block)})"
+def run_guided(key: str) -> None:
+    """Run scenario ``key``; its steps restart the snippet and its message fills the slot."""
+    with st.spinner("Running the scenario ..."):
+        run = run_scenario(key, backend, ledger)
+    state["memory.scenario_run"] = run
+    # The scenario starts by freeing this session's tensors and emptying the cache, so the
+    # snippet restarts from its steps; its surviving tensors keep their scenario names.
+    logs[backend.key] = list(run.scenario.steps)
+    live_ids = {h.id for h in ledger.held(backend.key)}
+    names.update({o.tensor_id: o.step.name for o in run.outcomes if o.tensor_id in live_ids})
+    caught = [(i, o) for i, o in enumerate(run.outcomes, start=1) if o.error]
+    show_message(
+        "success",
+        run.summary,
+        errors=tuple(
+            f"Caught OutOfMemoryError at '{o.step.name}' (step {i}); the run went on."
+            for i, o in caught
         ),
+        detail="\n\n".join(o.error for _, o in caught),
     )
-    c1, c2 = st.columns(2)
-    if c1.button("Free selected (del)", key="memory.free", disabled=not held):
-        result = free_tensors(backend, ledger, list(selected))
-        record(result, [Step("free", name=var_name(i)) for i in selected])
-    if c2.button("Free all", key="memory.free_all", disabled=not held):
-        freed = [var_name(h.id) for h in held]
-        result = free_all(backend, ledger)
-        record(result, [Step("free", name=n) for n in freed])
 
-with tab_cache:
-    c1, c2 = st.columns(2)
-    if c1.button("torch.cuda.empty_cache()", key="memory.empty_cache"):
-        record(empty_cache(backend), [Step("empty_cache")])
-    if c2.button("reset_peak_memory_stats()", key="memory.reset_peak"):
-        record(reset_peak(backend), [Step("reset_peak")])
 
-with tab_scen:
-    key = st.selectbox(
-        "Scenario",
-        list(SCENARIOS),
-        key="memory.scenario",
-        format_func=lambda k: SCENARIOS[k].title,
-    )
-    st.markdown(SCENARIOS[key].lesson)
-    notes_citation(SCENARIOS[key].ref, verbatim=SCENARIOS[key].verbatim)
-    if st.button("Run scenario", key="memory.run_scenario", type="primary"):
-        with st.spinner("Running the scenario ..."):
-            run = run_scenario(key, backend, ledger)
-        state["memory.scenario_run"] = run
-        # The scenario starts by freeing this session's tensors and emptying the cache, so the
-        # snippet restarts from its steps; its surviving tensors keep their scenario names.
-        logs[backend.key] = list(run.scenario.steps)
-        live_ids = {h.id for h in ledger.held(backend.key)}
-        names.update({o.tensor_id: o.step.name for o in run.outcomes if o.tensor_id in live_ids})
-        state.pop("memory.last", None)
-        state.pop("memory.input_error", None)
-        st.rerun()
-    run = state.get("memory.scenario_run")
-    if run is not None:
-        st.markdown(f"**{run.scenario.title}** on {run.backend_label}")
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "step": o.step.kind + (f" {o.step.name}" if o.step.name else ""),
-                        "ok": "yes" if o.ok else "OOM" if o.error else "no",
-                        "allocated": format_size(o.allocated),
-                        "reserved": format_size(o.reserved),
-                        "segments": o.segments,
-                        "retries": o.num_alloc_retries,
-                        "OOMs": o.num_ooms,
-                        "lands in": o.landed_in,
-                        "look at": o.step.note,
-                        "what happened": o.message,
-                    }
-                    for o in run.outcomes
-                ]
-            ),
-            hide_index=True,
+# ------------------------------------------------------------------------------ controls
+has_gpu = settings.device.startswith("cuda")
+with layout.controls:
+    choice = SIM_CHOICE
+    if has_gpu:
+        choice = st.radio(
+            "Device",
+            [settings.device, SIM_CHOICE],
+            key="memory.backend",
+            horizontal=True,
+            help="The real GPU chosen in the sidebar, or a simulated GPU that follows the same "
+            "allocator rules.",
         )
-        for o in run.outcomes:
-            if o.error:
-                st.error(f"Caught OutOfMemoryError at '{o.step.name}': {o.error}")
-
-last: ActionResult | None = state.get("memory.last")
-if last is not None:
-    if last.ok:
-        st.success(last.message, icon=":material/check_circle:")
+    if choice == SIM_CHOICE:
+        total_gb = st.radio(
+            "Simulated GPU memory",
+            SIMULATED_TOTALS_GB,
+            key="memory.sim_total",
+            horizontal=True,
+            format_func=lambda gb: f"{gb} GB",
+        )
+        sim = state.get("memory.sim")
+        if sim is None or sim.total_gb != total_gb:
+            if sim is not None:
+                ledger.drop_backend(sim.key)
+                logs.pop(sim.key, None)  # its tensors are gone with it
+                state.pop("memory.scenario_run", None)
+                state.pop("memory.message", None)
+            sim = SimulatedGpu(int(total_gb))
+            state["memory.sim"] = sim
+            state["memory.history"].clear()
+        backend = sim
+        st.warning(
+            f"**SIMULATED** {backend.label}, CUDA context {format_size(backend.context_bytes)}: "
+            "a model of PyTorch's caching allocator"
+            + ("" if has_gpu else " (no CUDA GPU here)")
+            + ". Nothing is allocated on real hardware.",
+            icon=":material/science:",
+        )
     else:
-        st.error(last.message, icon=":material/error:")
-        if last.error:
+        try:
+            backend = TorchCudaBackend(choice)
+        except ValueError as error:
+            st.error(f"{error}. Pick another device in the sidebar or use the simulated GPU.")
+            st.stop()
+        st.info(
+            f"Real device {choice}: PyTorch's counters cover this server process (all sessions), "
+            "NVML the whole device. Your tensors belong to your browser session.",
+            icon=":material/memory:",
+        )
+    device_total = backend.state().device_total
+
+    if not state.get("memory.opened"):
+        # Arrive on the first guided scenario already run: the chart has something to show.
+        state["memory.opened"] = True
+        run_guided(state.get("memory.scenario", FIRST_SCENARIO))
+
+    tab_scen, tab_alloc, tab_held, tab_cache = st.tabs(["Scenario", "Allocate", "Free", "Cache"])
+    with tab_scen:
+        key = st.selectbox(
+            "Guided scenario",
+            list(SCENARIOS),
+            key="memory.scenario",
+            format_func=lambda k: SCENARIOS[k].name,
+            help="Each scenario frees this session's tensors and empties the cache first, then "
+            "runs its steps; the table below the chart lists them.",
+        )
+        if st.button("Run scenario", key="memory.run_scenario", type="primary"):
+            run_guided(key)
+            st.rerun()
+
+    with tab_alloc:
+        mode = st.radio(
+            "Request by", ["size", "shape + dtype"], key="memory.alloc_mode", horizontal=True
+        )
+        c1, c2 = st.columns(2)
+        if mode == "size":
+            # no min_value: the browser would silently keep the old value for -5 (issue 12);
+            # the core refuses it with a message instead
+            size = c1.number_input(
+                "Size", value=None, step=1.0, key="memory.size", format="%g", placeholder="4"
+            )
+            unit = c2.selectbox(
+                "Unit",
+                list(UNITS),
+                index=0,
+                key="memory.unit",
+                help="Binary units: 1 KB = 1024 B, as torch reports them.",
+            )
+        else:
+            shape_text = c1.text_input("Shape", "1024, 1024", key="memory.shape")
+            dtype = c2.selectbox("dtype", list(DTYPES), key="memory.dtype")
+        if st.button("Allocate", key="memory.allocate", type="primary"):
+            try:
+                if mode == "size":
+                    nbytes, label = request_bytes(size, unit, max_bytes=device_total)
+                    shape, dt = None, "uint8"
+                else:
+                    shape = parse_shape(shape_text)
+                    nbytes, label = request_bytes(shape=shape, dtype=dtype, max_bytes=device_total)
+                    dt = dtype
+            except ValueError as error:
+                text = str(error).rstrip(".") + "."
+                if not text.startswith("Refused"):
+                    text += " Hint: a positive size, or a shape like '1024, 1024'."
+                show_message("error", text)
+            else:
+                with st.spinner("Allocating ..."):
+                    result = allocate(backend, ledger, nbytes, label, shape=shape, dtype=dt)
+                name = f"t{result.held[0].id}" if result.ok else ""
+                record(result, [Step("alloc", name=name, nbytes=nbytes, shape=shape, dtype=dt)])
+
+    with tab_held:
+        held = ledger.held(backend.key)
+        options = {h.id: h for h in held}
+        if "memory.free_select" in state:  # drop tensors freed since the last run
+            state["memory.free_select"] = [i for i in state["memory.free_select"] if i in options]
+        selected = st.multiselect(
+            "Tensors this session holds",
+            list(options),
+            key="memory.free_select",
+            format_func=lambda i: (
+                f"{var_name(i)}: {options[i].label} (block {format_size(options[i].block)})"
+            ),
+            placeholder="none held" if not held else "choose tensors",
+        )
+        if st.button("Free selected (del)", key="memory.free", disabled=not held):
+            result = free_tensors(backend, ledger, list(selected))
+            record(result, [Step("free", name=var_name(i)) for i in selected])
+        if st.button("Free all", key="memory.free_all", disabled=not held):
+            freed = [var_name(h.id) for h in held]
+            result = free_all(backend, ledger)
+            record(result, [Step("free", name=n) for n in freed])
+
+    with tab_cache:
+        if st.button("empty_cache()", key="memory.empty_cache", help="torch.cuda.empty_cache()"):
+            record(empty_cache(backend), [Step("empty_cache")])
+        if st.button(
+            "reset_peak_memory_stats()",
+            key="memory.reset_peak",
+            help="torch.cuda.reset_peak_memory_stats()",
+        ):
+            record(reset_peak(backend), [Step("reset_peak")])
+
+    message = state.get("memory.message")
+    if message:
+        shown = st.success if message["kind"] == "success" else st.error
+        shown(message["text"], icon=":material/check_circle:" if shown is st.success else None)
+        for line in message["errors"]:
+            st.error(line, icon=":material/error:")
+        if message["detail"]:
             with st.expander("The allocator's OutOfMemoryError message"):
-                st.code(last.error, language=None)
+                st.code(message["detail"], language=None, wrap_lines=True)
+
+    with st.expander("Live chart settings"):
+        live = st.toggle("Live", value=True, key="memory.live", help="Start / pause the chart.")
+        interval = st.slider("Refresh every (s)", 0.25, 5.0, 1.0, step=0.25, key="memory.interval")
+        window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
+
 
 # ------------------------------------------------------------------------------ live chart
-st.subheader("Live memory", anchor=False)
-c1, c2, c3 = st.columns([1, 2, 2])
-live = c1.toggle("Live", value=True, key="memory.live", help="Start / pause the live chart.")
-interval = c2.slider("Refresh every (s)", 0.25, 5.0, 1.0, step=0.25, key="memory.interval")
-window = c3.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
-
-
 def live_backends() -> list:
     if backend.simulated:
         return [backend]
@@ -302,6 +295,13 @@ def live_panel() -> None:
     for s in states:
         state["memory.history"].append(live_point(now, s))
     current = next((s for s in states if s.label.startswith(backend.label)), states[0])
+    show_chart(
+        live_chart(list(state["memory.history"]), float(window)),
+        alt=f"Live memory of {current.label}: allocated {format_size(current.allocated)} and "
+        f"reserved {format_size(current.reserved)} over the last {window} seconds, with a band "
+        "for the memory the device uses outside PyTorch's cache.",
+        key="memory.live_chart",
+    )
     m = [*st.columns(3), *st.columns(3)[:2]]  # 3 + 2: room for values such as '612.00 MiB'
     m[0].metric("allocated", format_size(current.allocated))
     m[1].metric("reserved", format_size(current.reserved))
@@ -311,73 +311,96 @@ def live_panel() -> None:
         help="NVML's number, what nvidia-smi shows" + (" (simulated)" if backend.simulated else ""),
     )
     band = current.not_reserved_used
-    m[3].metric("not reserved by PyTorch", "n/a" if band is None else format_size(band))
+    m[3].metric(
+        "not reserved by PyTorch",
+        "n/a" if band is None else format_size(band),
+        help=f"The grey band: {BAND_LABEL}.",
+    )
     m[4].metric("segments", current.segments)
-    st.plotly_chart(
-        live_chart(list(state["memory.history"]), float(window)),
-        key="memory.live_chart",
-    )
-    st.caption(
-        f"Grey band: {BAND_LABEL}. "
-        + (
-            f"Simulated: the context is {format_size(backend.context_bytes)}; "
-            "there are no other processes."
-            if backend.simulated
-            else " ".join(current.notes)
-        )
-    )
+    if not backend.simulated and current.notes:
+        st.caption(" ".join(current.notes))
 
 
-live_panel()
+with layout.figure:
+    live_panel()
 
 # ------------------------------------------------------------------------------ details
 now_state = backend.state()
 snapshot = backend.snapshot()
-st.subheader("Inside the allocator", anchor=False)
-tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
-    ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"]
-)
-with tab_map:
-    st.plotly_chart(segment_map(snapshot), key="memory.segment_map")
-    st.caption(
-        f"{len(snapshot)} segment(s) from "
-        + ("the simulator's snapshot()" if backend.simulated else "torch.cuda.memory_snapshot()")
-        + ". Orange pieces are cached but cannot be returned: their segment still holds a "
-        "tensor. Green segments are entirely free; empty_cache() gives them back."
-    )
-with tab_frag:
-    st.plotly_chart(fragmentation_figure(now_state), key="memory.frag_chart")
-    st.markdown(
-        f"Reserved but unallocated: **{format_size(now_state.cached)}**; the largest free block "
-        f"is **{format_size(now_state.largest_free_block)}**, so a request larger than that needs "
-        f"a new segment although {format_size(now_state.cached)} is free in the cache "
-        f"(fragmentation {fragmentation_ratio(now_state):.0%})."
-    )
-with tab_stats:
-    nonzero = st.checkbox("Only non-zero values", value=True, key="memory.stats_nonzero")
-    rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
-    st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
-with tab_proc:
-    if backend.simulated:
-        st.caption("Simulated GPU: the only 'process' is this page's simulator.")
-    elif now_state.processes:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "pid": p.pid,
-                        "who": "this app's server" if p.pid == os.getpid() else "",
-                        "used": "n/a" if p.used is None else format_size(p.used),
-                    }
-                    for p in now_state.processes
-                ]
-            ),
-            hide_index=True,
-        )
+with layout.details:
+    run = state.get("memory.scenario_run")
+    if run is not None:
+        st.header(f"Guided scenario: {run.scenario.title}", anchor=False)
+        st.markdown(run.scenario.lesson)
+        notes_citation(run.scenario.ref, verbatim=run.scenario.verbatim)
+        st.markdown(f"The steps on {run.backend_label}, with the numbers after each:")
+        st.table(pd.DataFrame(run.rows()), hide_index=True, border="horizontal")
     else:
-        st.caption(
-            "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
+        st.header("Guided scenario", anchor=False)
+        st.markdown("Pick a scenario beside the chart and press **Run scenario**.")
+
+    st.header("Inside the allocator", anchor=False)
+    tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
+        ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"]
+    )
+    with tab_map:
+        show_chart(
+            segment_map(snapshot),
+            alt=f"Segment map: {len(snapshot)} segment(s), each a row of its blocks, coloured "
+            "allocated, inactive split or free whole segment.",
+            key="memory.segment_map",
         )
+        st.markdown(
+            f"{len(snapshot)} segment(s) from "
+            + (
+                "the simulator's snapshot()"
+                if backend.simulated
+                else "torch.cuda.memory_snapshot()"
+            )
+            + ". Orange pieces are cached but cannot be returned: their segment still holds a "
+            "tensor. Green segments are entirely free; empty_cache() gives them back."
+        )
+    with tab_frag:
+        show_chart(
+            fragmentation_figure(now_state),
+            alt=f"Bars: allocated {format_size(now_state.allocated)}, reserved but unallocated "
+            f"{format_size(now_state.cached)}, inactive split "
+            f"{format_size(now_state.inactive_split_bytes)}, largest free block "
+            f"{format_size(now_state.largest_free_block)}.",
+            key="memory.frag_chart",
+        )
+        st.markdown(
+            f"Reserved but unallocated: **{format_size(now_state.cached)}**; the largest free "
+            f"block is **{format_size(now_state.largest_free_block)}**, so a request larger than "
+            f"that needs a new segment although {format_size(now_state.cached)} is free in the "
+            f"cache (fragmentation {fragmentation_ratio(now_state):.0%})."
+        )
+    with tab_stats:
+        nonzero = st.checkbox("Only non-zero values", value=True, key="memory.stats_nonzero")
+        rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
+        st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
+    with tab_proc:
+        if backend.simulated:
+            st.markdown("Simulated GPU: the only 'process' is this page's simulator.")
+        elif now_state.processes:
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "pid": p.pid,
+                            "who": "this app's server" if p.pid == os.getpid() else "",
+                            "used": "n/a" if p.used is None else format_size(p.used),
+                        }
+                        for p in now_state.processes
+                    ]
+                ),
+                hide_index=True,
+            )
+        else:
+            st.markdown(
+                "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
+            )
+
 
 # ------------------------------------------------------------------------------ the notes
 @st.cache_resource(show_spinner=False)
@@ -405,196 +428,197 @@ def _conv_oom() -> tuple:
     return ms.conv_oom_demo()
 
 
-st.subheader("What the notes teach about memory, checked", anchor=False)
-tab_rule, tab_nograd, tab_load, tab_cudnn = st.tabs(
-    [
-        "Allocator rule (000:4-5)",
-        "no_grad at evaluation (004:49-53)",
-        "torch.load map_location (000:63, 000:76)",
-        "cuDNN algorithm error (002:1360-1367)",
-    ]
-)
-with tab_rule:
-    st.caption(
-        f"Each claim of the {cite('000:4')}-5 passage, decided by a live run of the simulator "
-        "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
+with layout.details:
+    st.header("What the notes teach about memory, checked", anchor=False)
+    tab_rule, tab_nograd, tab_load, tab_cudnn = st.tabs(
+        [
+            "Allocator rule (000:4-5)",
+            "no_grad at evaluation (004:49-53)",
+            "torch.load map_location (000:63, 000:76)",
+            "cuDNN algorithm error (002:1360-1367)",
+        ]
     )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "notes": c.ref,
-                    "the notes say": c.quote_zh,
-                    "in English": c.claim_en,
-                    "holds": "yes" if c.holds else "no",
-                    "measured": c.evidence,
-                }
-                for c in _claims()
-            ]
-        ),
-        hide_index=True,
-        key="memory.claims",
-    )
-    for callout in _callouts():
-        notes_callout(callout)
-    st.caption(
-        "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' to see "
-        "the real allocator place the same requests."
-    )
-
-with tab_nograd:
-    st.markdown(
-        "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
-        "In grad mode every forward saves activations for a backward that never comes, and an "
-        "evaluation loop that keeps its outputs keeps all of them alive through the graph."
-    )
-    notes_citation("004:49-53", verbatim=False)
-    c1, c2, c3 = st.columns(3)
-    ng_batch = c1.slider("Batch size", 1, 64, 8, key="memory.nograd_batch")
-    ng_size = c2.select_slider("Image size", [16, 32, 64, 128], 32, key="memory.nograd_size")
-    ng_batches = c3.slider("Batches kept", 1, 8, 3, key="memory.nograd_batches")
-    ng_device = settings.device if has_gpu else "cpu"
-    with st.spinner("Evaluating ..."):
-        demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "mode": m.mode,
-                    "saved for backward per batch": format_size(m.saved_per_batch),
-                    f"still held after {demo.batches} batch(es)": format_size(m.held),
-                    "output.requires_grad": m.output_requires_grad,
-                    **(
-                        {"CUDA max_memory_allocated growth": format_size(m.cuda_peak)}
-                        if m.cuda_peak is not None
-                        else {}
-                    ),
-                }
-                for m in demo.modes
-            ]
-        ),
-        hide_index=True,
-        key="memory.nograd_table",
-    )
-    grad = demo.modes[0]
-    st.markdown(
-        f"Measured on `{demo.device}` with `saved_tensors_hooks`: in grad mode each batch saves "
-        f"**{format_size(grad.saved_per_batch)}** of activations (the input, "
-        f"{format_size(demo.input_bytes)}, and the weights, {format_size(demo.weight_bytes)}, "
-        f"not counted), and keeping {demo.batches} outputs keeps "
-        f"**{format_size(grad.held)}** alive; under `torch.no_grad()` nothing is saved."
-        + (
-            ""
-            if grad.cuda_peak is not None
-            else " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
-            "table adds `torch.cuda.max_memory_allocated`."
+    with tab_rule:
+        st.caption(
+            f"Each claim of the {cite('000:4')}-5 passage, decided by a live run of the simulator "
+            "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
         )
-    )
-    show_code(
-        ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
-        title="Measure it yourself (runs on CPU)",
-    )
-
-with tab_load:
-    st.markdown(
-        "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
-        "tensor to the device it was saved from, and fails if that device is missing; "
-        "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
-        "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
-    )
-    notes_citation("000:63", verbatim=False)
-    world = st.slider("DDP workers (processes)", 1, 8, 4, key="memory.load_world")
-    load = _map_location(world)
-    if load.rewritten:
-        st.info(
-            "No cuda:0 here: the file was written by torch.save on the CPU and its device tag "
-            "set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load below reads "
-            f"the tags {sorted(set(load.location_tags))}.",
-            icon=":material/info:",
+        st.table(
+            pd.DataFrame(
+                [
+                    {
+                        "notes": c.ref,
+                        "the notes say": c.quote_zh,
+                        "in English": c.claim_en,
+                        "holds": "yes" if c.holds else "no",
+                        "measured": c.evidence,
+                    }
+                    for c in _claims()
+                ]
+            ),
+            hide_index=True,
+            border="horizontal",
         )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"call": a.call, "lands on": a.device or "raises", "error": a.error or ""}
-                for a in load.attempts
-            ]
-        ),
-        hide_index=True,
-        key="memory.load_table",
-    )
-    st.markdown(
-        f"GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
-        f"same {format_size(load.nbytes)} state_dict. Without `map_location` every copy is "
-        f"restored to its saved device `{load.saved_device}`: GPU 0 receives "
-        f"**{format_size(load.gpu0_bytes_without_map_location)}** (and every worker opens a "
-        "CUDA context there too), while the other GPUs get nothing. "
-        "`map_location=f'cuda:{local_rank}'` (or saving from the CPU, as the notes' fix does) "
-        "puts each copy on its own worker's GPU."
-    )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "rank": w.rank,
-                    "no map_location": w.default_device,
-                    "map_location=f'cuda:{rank}'": w.mapped_device,
-                    "bytes": format_size(w.nbytes),
-                }
-                for w in load.workers
-            ]
-        ),
-        hide_index=True,
-        key="memory.load_workers",
-    )
-    notes_citation("000:76", verbatim=False)
-    show_code(ms.MAP_LOCATION_SNIPPET, title="Load it yourself")
+        for callout in _callouts():
+            notes_callout(callout)
+        st.caption(
+            "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' "
+            "to see the real allocator place the same requests."
+        )
 
-with tab_cudnn:
-    with st.container(border=True, key="memory.cudnn_card"):
-        st.markdown("**The notes say** (" + cite("002:1360-1367") + ")")
-        st.text("Unable to find a valid cuDNN algorithm to run convolution")
-        st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
-        st.text(
-            "In English: most likely the GPU does not have enough memory; making batch_size "
-            "smaller solved it."
+    with tab_nograd:
+        st.markdown(
+            "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
+            "In grad mode every forward saves activations for a backward that never comes, and an "
+            "evaluation loop that keeps its outputs keeps all of them alive through the graph."
+        )
+        notes_citation("004:49-53", verbatim=False)
+        c1, c2, c3 = st.columns(3)
+        ng_batch = c1.slider("Batch size", 1, 64, 8, key="memory.nograd_batch")
+        ng_size = c2.select_slider("Image size", [16, 32, 64, 128], 32, key="memory.nograd_size")
+        ng_batches = c3.slider("Batches kept", 1, 8, 3, key="memory.nograd_batches")
+        ng_device = settings.device if has_gpu else "cpu"
+        with st.spinner("Evaluating ..."):
+            demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "mode": m.mode,
+                        "saved for backward per batch": format_size(m.saved_per_batch),
+                        f"still held after {demo.batches} batch(es)": format_size(m.held),
+                        "output.requires_grad": m.output_requires_grad,
+                        **(
+                            {"CUDA max_memory_allocated growth": format_size(m.cuda_peak)}
+                            if m.cuda_peak is not None
+                            else {}
+                        ),
+                    }
+                    for m in demo.modes
+                ]
+            ),
+            hide_index=True,
+            key="memory.nograd_table",
+        )
+        grad = demo.modes[0]
+        st.markdown(
+            f"Measured on `{demo.device}` with `saved_tensors_hooks`: in grad mode each batch "
+            f"saves **{format_size(grad.saved_per_batch)}** of activations (the input, "
+            f"{format_size(demo.input_bytes)}, and the weights, {format_size(demo.weight_bytes)}, "
+            f"not counted), and keeping {demo.batches} outputs keeps "
+            f"**{format_size(grad.held)}** alive; under `torch.no_grad()` nothing is saved."
+            + (
+                ""
+                if grad.cuda_peak is not None
+                else " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
+                "table adds `torch.cuda.max_memory_allocated`."
+            )
+        )
+        show_code(
+            ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
+            title="Measure it yourself (runs on CPU)",
+        )
+
+    with tab_load:
+        st.markdown(
+            "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
+            "tensor to the device it was saved from, and fails if that device is missing; "
+            "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
+            "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
+        )
+        notes_citation("000:63", verbatim=False)
+        world = st.slider("DDP workers (processes)", 1, 8, 4, key="memory.load_world")
+        load = _map_location(world)
+        if load.rewritten:
+            st.info(
+                "No cuda:0 here: the file was written by torch.save on the CPU and its device tag "
+                "set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load below reads "
+                f"the tags {sorted(set(load.location_tags))}.",
+                icon=":material/info:",
+            )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"call": a.call, "lands on": a.device or "raises", "error": a.error or ""}
+                    for a in load.attempts
+                ]
+            ),
+            hide_index=True,
+            key="memory.load_table",
         )
         st.markdown(
-            "**Why.** For each convolution cuDNN offers several algorithms, many of which need "
-            "a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates the "
-            "workspace through the caching allocator and, when that raises OutOfMemoryError, "
-            "tries the next algorithm; if every one fails it reports *Unable to find a valid "
-            "cuDNN algorithm* instead of the OOM. So the notes' reading is usually right, and "
-            "a smaller batch leaves room for a workspace. Builds that use the cuDNN v8 frontend "
-            "say *unable to find an engine to execute this computation* instead, and that "
-            "message also appears for GPUs or cuDNN versions the build does not support, which "
-            "no batch size fixes."
+            f"GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
+            f"same {format_size(load.nbytes)} state_dict. Without `map_location` every copy is "
+            f"restored to its saved device `{load.saved_device}`: GPU 0 receives "
+            f"**{format_size(load.gpu0_bytes_without_map_location)}** (and every worker opens a "
+            "CUDA context there too), while the other GPUs get nothing. "
+            "`map_location=f'cuda:{local_rank}'` (or saving from the CPU, as the notes' fix does) "
+            "puts each copy on its own worker's GPU."
         )
-    rows = _conv_oom()
-    st.markdown(
-        "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
-        "convolution workspace. The workspace request is where memory runs out:"
-    )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "batch": r.batch,
-                    "activations": format_size(r.activations),
-                    "workspace": format_size(r.workspace),
-                    "result": "fits" if r.ok else f"OOM at the {r.failed_at}",
-                    "allocator message": r.error,
-                }
-                for r in rows
-            ]
-        ),
-        hide_index=True,
-        key="memory.cudnn_table",
-    )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "rank": w.rank,
+                        "no map_location": w.default_device,
+                        "map_location=f'cuda:{rank}'": w.mapped_device,
+                        "bytes": format_size(w.nbytes),
+                    }
+                    for w in load.workers
+                ]
+            ),
+            hide_index=True,
+            key="memory.load_workers",
+        )
+        notes_citation("000:76", verbatim=False)
+        show_code(ms.MAP_LOCATION_SNIPPET, title="Load it yourself")
 
-# ------------------------------------------------------------------------------ snippet
-steps = logs.get(backend.key, [])
-show_code(
-    snippet_for(steps, settings.device if has_gpu else "cuda:0")
-    if steps
-    else "# Allocate something or run a scenario: the snippet reproduces it with torch.cuda."
-)
+    with tab_cudnn:
+        with st.container(border=True, key="memory.cudnn_card"):
+            st.markdown("**The notes say** (" + cite("002:1360-1367") + ")")
+            st.text("Unable to find a valid cuDNN algorithm to run convolution")
+            st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
+            st.text(
+                "In English: most likely the GPU does not have enough memory; making batch_size "
+                "smaller solved it."
+            )
+            st.markdown(
+                "**Why.** For each convolution cuDNN offers several algorithms, many of which need "
+                "a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates the "
+                "workspace through the caching allocator and, when that raises OutOfMemoryError, "
+                "tries the next algorithm; if every one fails it reports *Unable to find a valid "
+                "cuDNN algorithm* instead of the OOM. So the notes' reading is usually right, and "
+                "a smaller batch leaves room for a workspace. Builds that use the cuDNN v8 "
+                "frontend say *unable to find an engine to execute this computation* instead, "
+                "and that message also appears for GPUs or cuDNN versions the build does not "
+                "support, which no batch size fixes."
+            )
+        rows = _conv_oom()
+        st.markdown(
+            "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
+            "convolution workspace. The workspace request is where memory runs out:"
+        )
+        st.table(
+            pd.DataFrame(
+                [
+                    {
+                        "batch": r.batch,
+                        "activations": format_size(r.activations),
+                        "workspace": format_size(r.workspace),
+                        "result": "fits" if r.ok else f"OOM at the {r.failed_at}",
+                        "allocator message": r.error,
+                    }
+                    for r in rows
+                ]
+            ),
+            hide_index=True,
+            border="horizontal",
+        )
+
+    steps = logs.get(backend.key, [])
+    show_code(
+        snippet_for(steps, settings.device if has_gpu else "cuda:0")
+        if steps
+        else "# Allocate something or run a scenario: the snippet reproduces it with torch.cuda.",
+        title="Reproduce these allocations with torch.cuda",
+    )
