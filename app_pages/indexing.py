@@ -6,11 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from core import indexing as ix
-from core.indexing_plots import trace_figures
+from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figures
 from core.notes import LiveRun, NotesCallout, cite
+from ui.charts import show_chart
 from ui.code import show_code
 from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
 from ui.indexing_notes_demos import render_notes_demos
+from ui.lesson import lesson_layout
 from ui.markdown import plain
 from ui.notes_callout import notes_callout, notes_citation
 from ui.settings import current_settings
@@ -25,6 +27,8 @@ SIZE_LIMITS = ", ".join(
     f"{n}-D up to {'x'.join(map(str, shape))}" for n, shape in sorted(ix.PAGE_LIMITS.items())
 )
 DEFAULT_PRESET = "gather"
+#: The x[...] "Example" box says this when the typed expression is none of the examples.
+CUSTOM_EXAMPLE = "your own expression (typed)"
 
 
 # ---------------------------------------------------------------------------------- notes
@@ -120,6 +124,14 @@ def notes_code_box(p: ix.Preset) -> None:
         st.code(run.transcript or "(prints nothing)", language="text")
 
 
+def _touch_device() -> bool:
+    """A phone or tablet browser (see core.indexing_plots.is_touch_user_agent)."""
+    try:
+        return is_touch_user_agent(st.context.headers.get("User-Agent"))
+    except Exception:  # no browser (AppTest, a bare script run): treat as a desktop
+        return False
+
+
 # ---------------------------------------------------------------------------------- state
 def _bump(name: str) -> None:
     """New version of a tensor's grid editors, so they show the current text afresh."""
@@ -154,7 +166,23 @@ def _load_random(seed: int) -> None:
 
 
 def _load_index_preset() -> None:
-    st.session_state[f"{K}.expr"] = ix.INDEX_PRESETS[st.session_state[f"{K}.index_preset"]]
+    label = st.session_state[f"{K}.index_preset"]
+    if label in ix.INDEX_PRESETS:  # picking "your own expression" keeps the typed text
+        st.session_state[f"{K}.expr"] = ix.INDEX_PRESETS[label]
+
+
+def _example_follows_expression() -> None:
+    """Point the "Example" box at the example the typed expression is, or at "your own".
+
+    Runs before the box is drawn: the box must never name an example that is not the
+    expression shown (it kept saying "boolean mask" after another expression was typed).
+    """
+    typed = " ".join(str(st.session_state.get(f"{K}.expr", "")).split())
+    match = next(
+        (label for label, expr in ix.INDEX_PRESETS.items() if " ".join(expr.split()) == typed),
+        CUSTOM_EXAMPLE,
+    )
+    st.session_state[f"{K}.index_preset"] = match
 
 
 #: Widget values kept when the user visits another page and comes back (Streamlit drops the
@@ -234,13 +262,62 @@ def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos
     if st.session_state.get(cell_key) not in labels:
         st.session_state[cell_key] = next(iter(labels))
     choice = st.selectbox(
-        "Explain element (or click a cell of `out`)",
+        "Explain cell",
         list(labels),
         key=cell_key,
+        help="Or click a cell of the out picture: its sources get a black frame.",
     )
     return labels[choice]
 
 
+def figure_grid(
+    figs: dict,
+    shapes: dict[str, tuple[int, ...]],
+    alts: dict[str, str],
+    out_key: str,
+    *,
+    touch: bool = False,
+) -> None:
+    """Draw a trace's pictures in rows of equal cell width (core.indexing_plots.figure_rows).
+
+    The out picture is clickable: a click on a cell selects it (``on_select="rerun"``); on a
+    touch device (``touch``) it is a plain picture and the "Explain cell" box picks the cell.
+    """
+    rows = figure_rows(shapes)
+    for row in rows:
+        used = sum(units for _, units in row)
+        pad = ROW_UNITS - used if len(rows) > 1 and used < ROW_UNITS else 0
+        weights = [units for _, units in row] + ([pad] if pad else [])
+        for col, (name, _) in zip(st.columns(weights, gap="small"), row, strict=False):
+            with col:
+                if name == "out" and touch:
+                    touch_key = f"{out_key}.touch"
+                    show_chart(figs["out"], alt=alts["out"], width="stretch", key=touch_key)
+                elif name == "out":
+                    show_chart(
+                        figs["out"],
+                        alt=alts["out"],
+                        width="stretch",
+                        key=out_key,
+                        on_select="rerun",
+                        selection_mode="points",
+                    )
+                else:
+                    show_chart(figs[name], alt=alts[name], width="stretch", key=f"{K}.fig.{name}")
+
+
+def _alt_texts(trace: ix.Trace, names: list[str], pos: ix.Pos) -> dict[str, str]:
+    """What each picture shows, for a reader who cannot see it (axe image-alt)."""
+    alts = {
+        name: f"{name} tensor, shape {tuple(trace.operands[name].shape)}, each cell's value "
+        "printed and coloured like the cell it feeds"
+        for name in names
+    }
+    alts["out"] = (
+        f"out tensor, shape {tuple(trace.result.shape)}: each cell coloured like the input cell "
+        f"its value came from; out{ix.format_pos(pos)} and its sources framed in black"
+    )
+    return alts
 
 
 def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
@@ -255,129 +332,109 @@ def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
             show_code(snippet)
 
 
-def explanation_box(expl: ix.Explanation) -> None:
-    st.markdown("**The formula for this element, with the real numbers**")
-    st.code(expl.formula, language="text", wrap_lines=True)
-    st.caption(expl.note)
+def explanation_box(expl: ix.Explanation, key: str) -> None:
+    with st.container(key=key):
+        st.markdown("**The formula for this cell, with the real numbers**")
+        st.code(expl.formula, language="text", wrap_lines=True)
+        st.caption(expl.note)
 
 
 # ---------------------------------------------------------------------------------- page
-st.title("Indexing explainer")
-st.caption(
-    "What you will see: for every output cell of gather, scatter_ and x[...], the input "
-    "cell(s) it came from, computed by the real torch call, plus views vs copies and eight "
-    "classic pitfalls."
+layout = lesson_layout(
+    "Indexing explainer",
+    "each cell of **out** takes the colour of the input cell its value came from. Click an out "
+    "cell (or pick it in *Explain cell*): its sources get a black frame and its formula "
+    "appears with the real numbers.",
 )
 settings = current_settings()
 keep_widget_state([*(f"{K}.{name}" for name in KEPT), *NOTES_DEMO_KEYS])
 _init_state()
 
-tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
-    ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"]
-)
-
-with tab_gs:
-    c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1.2])
-    c1.selectbox(
-        "Preset: the notes' examples (and labelled variations)",
+# ---- controls beside the picture: the preset, the operation and the cell to explain
+with layout.controls:
+    st.selectbox(
+        "Preset",
         PRESET_KEYS,
         key=f"{K}.preset",
         format_func=_preset_label,
         on_change=_load_preset,
+        help="The notes' examples, verbatim, and labelled variations of them.",
     )
-    c1.button(
+    c1, c2 = st.columns(2, gap="small")
+    op = c1.selectbox("Operation", ["gather", "scatter"], key=f"{K}.op")
+    dim = c2.selectbox("dim", DIMS, key=f"{K}.dim", help="Out-of-range dims are refused.")
+    if op == "scatter":
+        # only scatter has these; hidden for gather (a disabled label fails WCAG contrast)
+        r1, r2 = st.columns(2, gap="small")
+        reduce_choice = r1.selectbox(
+            "reduce",
+            REDUCES,
+            key=f"{K}.reduce",
+            help="none = plain scatter_; scatter_add = scatter_add_; add/multiply = the "
+            "deprecated scatter_(..., reduce=); the rest = scatter_reduce_.",
+        )
+        with r2:
+            st.space("small")
+            include_self = st.checkbox(
+                "include_self",
+                key=f"{K}.include_self",
+                disabled=reduce_choice in ("none", "scatter_add", "add", "multiply"),
+                help="scatter_reduce_ modes only (sum, prod, mean, amax, amin): also combine "
+                "the value already in dest.",
+            )
+    else:
+        reduce_choice = st.session_state[f"{K}.reduce"]
+        include_self = bool(st.session_state[f"{K}.include_self"])
+    reduce: str | None = None if reduce_choice == "none" else reduce_choice
+    st.button(
         "Reload preset",
         key=f"{K}.reload",
         on_click=_load_preset,
         help="Restore the preset's tensors, dim and reduce after editing them.",
         icon=":material/restart_alt:",
+        width="stretch",
     )
-    op = c2.selectbox("Operation", ["gather", "scatter"], key=f"{K}.op")
-    dim = c3.selectbox("dim", DIMS, key=f"{K}.dim", help="Out-of-range dims are refused.")
-    c4.selectbox("Random: dims", [1, 2, 3], key=f"{K}.random_ndim")
-    c4.button(
+    st.button(
         "Random example",
         key=f"{K}.random",
         on_click=_load_random,
         args=(settings.seed,),
-        help=f"Drawn from the global seed ({settings.seed}) in the sidebar.",
+        help=f"Its number of dims is set under the tensors; drawn from the global seed "
+        f"({settings.seed}) in the sidebar.",
         icon=":material/casino:",
+        width="stretch",
     )
-    r1, r2 = st.columns([1, 3])
-    reduce_choice = r1.selectbox(
-        "reduce (scatter only)",
-        REDUCES,
-        key=f"{K}.reduce",
-        disabled=op != "scatter",
-        help="none = plain scatter_; scatter_add = scatter_add_; add/multiply = the deprecated "
-        "scatter_(..., reduce=); the rest = scatter_reduce_.",
-    )
-    reduce: str | None = None if reduce_choice == "none" else reduce_choice
-    include_self = r2.checkbox(
-        "include_self (scatter_reduce_ modes)",
-        key=f"{K}.include_self",
-        disabled=op != "scatter" or reduce in (None, "scatter_add", "add", "multiply"),
-    )
-    preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
-    texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
-    preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim), reduce, include_self)
-    if preset_shown:
-        preset_citation(preset)
-        if preset.note:
-            st.caption(f"Preset note: {preset.note}")
+    cell_box = st.container()
 
-    e1, e2, e3 = st.columns(3)
-    with e1:
-        tensor_editor(
-            "first",
-            "input" if op == "gather" else "dest",
-            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
-        )
-    with e2:
-        tensor_editor("index", "index", "Whole numbers, same number of dims as the tensor.")
-    with e3:
-        tensor_editor(
-            "src",
-            "src (scatter only)",
-            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
-            disabled=op != "scatter",
-        )
+preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
+texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
+preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim), reduce, include_self)
+trace, err, snippet = ix.run_case(op, *texts, int(dim), reduce, include_self, settings.device)
 
-    trace, err, snippet = ix.run_case(
-        op,
-        *texts,
-        int(dim),
-        reduce,
-        include_self,
-        settings.device,
-    )
+# ---- the picture: inputs wired to out, the clicked cell's formula under it
+with layout.figure:
     if err is not None:
         show_error(
             err,
             snippet,
-            "Fix the value named above, pick another dim, or reload a preset: the rest of the "
-            "page keeps working.",
+            "Fix the value named above (the tensors are under the picture), pick another dim, "
+            "or reload a preset: the rest of the page keeps working.",
         )
     if trace is not None:
-        pos = _selected_position(trace, f"{K}.out_chart", f"{K}.cell")
+        with cell_box:
+            pos = _selected_position(trace, f"{K}.out_chart", f"{K}.cell")
         expl = ix.explain_element(trace, pos)
         figs = trace_figures(trace, {**expl.sources, "out": [pos]})
         names = [n for n in trace.operands if not (n == "src" and trace.scalar_src)]
-        for col, name in zip(st.columns(len(names)), names, strict=True):
-            col.plotly_chart(figs[name], width="stretch", key=f"{K}.fig.{name}")
-        o1, o2 = st.columns([3, 2])
-        with o1:
-            st.plotly_chart(
-                figs["out"],
-                width="stretch",
-                key=f"{K}.out_chart",
-                on_select="rerun",
-                selection_mode="points",
-            )
-        with o2:
-            explanation_box(expl)
-            if trace.scalar_src:
-                st.caption(f"src is the scalar {ix.format_value(trace.operands['src'])}.")
+        shapes = {n: tuple(trace.operands[n].shape) for n in names}
+        shapes["out"] = tuple(trace.result.shape)
+        touch = _touch_device()
+        figure_grid(figs, shapes, _alt_texts(trace, names, pos), f"{K}.out_chart", touch=touch)
+        if touch:
+            st.caption("On a touch screen, pick the cell to explain in **Explain cell**.")
+        explanation_box(expl, f"{K}-formula")
+        if trace.scalar_src:
+            st.caption(f"src is the scalar {ix.format_value(trace.operands['src'])}.")
         if trace.collisions:
             listed = "; ".join(
                 f"out{ix.format_pos(d)} <- "
@@ -397,6 +454,44 @@ with tab_gs:
                     f"{trace.reduce!r} all writes are combined, so nothing is lost.",
                     icon=":material/merge:",
                 )
+
+# ---- details: the tensors and the code, x[...], the pitfalls
+with layout.details:
+    st.header("Tensors, code and pitfalls", anchor=False)
+    tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
+        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"]
+    )
+
+with tab_gs:
+    if preset_shown:
+        preset_citation(preset)
+        if preset.note:
+            st.caption(f"Preset note: {preset.note}")
+        if trace is not None:
+            comparison_message(preset, trace)
+    e1, e2, e3 = st.columns(3)
+    with e1:
+        tensor_editor(
+            "first",
+            "input" if op == "gather" else "dest",
+            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
+        )
+    with e2:
+        tensor_editor("index", "index", "Whole numbers, same number of dims as the tensor.")
+    with e3:
+        tensor_editor(
+            "src",
+            "src (scatter only)",
+            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
+            disabled=op != "scatter",
+        )
+    st.selectbox(
+        "Dims of a random example",
+        [1, 2, 3],
+        key=f"{K}.random_ndim",
+        help="Used by the Random button beside the picture.",
+    )
+    if trace is not None:
         st.caption(
             f"Computed on {trace.result.device} (sidebar device); the snippet runs on the CPU."
         )
@@ -418,8 +513,6 @@ with tab_gs:
                 )
                 st.caption(f"Both ways agree: {gm.agree}.")
                 snippet += ix.GROUP_MEANS_SNIPPET
-        if preset_shown:
-            comparison_message(preset, trace)
         show_code(snippet)
     if preset_shown:
         notes_code_box(preset)
@@ -435,8 +528,13 @@ with tab_ix:
     with i1:
         tensor_editor("x", "x", f"A nested list, {SIZE_LIMITS}.")
     with i2:
+        _example_follows_expression()
         st.selectbox(
-            "Example", list(ix.INDEX_PRESETS), key=f"{K}.index_preset", on_change=_load_index_preset
+            "Example",
+            [*ix.INDEX_PRESETS, CUSTOM_EXAMPLE],
+            key=f"{K}.index_preset",
+            on_change=_load_index_preset,
+            help="Pick an example, or type your own expression below.",
         )
         st.text_input("x[ ... ]", key=f"{K}.expr")
     itrace, ierr, isnippet = ix.run_index_case(
@@ -450,16 +548,15 @@ with tab_ix:
         ipos = _selected_position(itrace, f"{K}.index_out_chart", f"{K}.index_cell")
         iexpl = ix.explain_element(itrace, ipos)
         ifigs = trace_figures(itrace, {**iexpl.sources, "out": [ipos]})
-        f1, f2 = st.columns(2)
-        f1.plotly_chart(ifigs["x"], width="stretch", key=f"{K}.fig.x")
-        f2.plotly_chart(
-            ifigs["out"],
-            width="stretch",
-            key=f"{K}.index_out_chart",
-            on_select="rerun",
-            selection_mode="points",
+        ishapes = {"x": tuple(itrace.operands["x"].shape), "out": tuple(itrace.result.shape)}
+        figure_grid(
+            ifigs,
+            ishapes,
+            _alt_texts(itrace, ["x"], ipos),
+            f"{K}.index_out_chart",
+            touch=_touch_device(),
         )
-        explanation_box(iexpl)
+        explanation_box(iexpl, f"{K}-index-formula")
         s = itrace.storage
         assert s is not None
         verdict = (

@@ -9,6 +9,7 @@ Every cell carries its full position in ``customdata`` (read back by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -29,6 +30,18 @@ NO_SOURCE = "#eef0f3"
 HIGHLIGHT = "#111111"
 COLLISION = "#d62728"
 CELL_PX = 46
+#: Cell values, tick labels and titles: at least the projector minimum of 14 px
+#: (:data:`core.figure_style.MIN_FONT_PX`); titles a step larger.
+CELL_TEXT_PX = 14
+TITLE_PX = 16
+#: Room for the title, its subtitle (shape and dtype) and the column ticks above the cells.
+TOP_MARGIN_PX = 78
+#: Width budget of one row of pictures, in cell widths (see :func:`figure_rows`): 16 keeps a
+#: 6x10 tensor (the page's largest 2-D one) readable in one row of the figure column.
+ROW_UNITS = 16
+#: The narrowest picture, in cell widths, so a 1-column or scalar tensor keeps a readable title
+#: (and stays above the 150 px that Streamlit gives a chart at least, which clipped its cells).
+MIN_UNITS = 5
 
 
 @dataclass(frozen=True)
@@ -189,7 +202,7 @@ def tensor_figure(
                 "text": text,
                 "customdata": custom,
                 "texttemplate": "%{text}",
-                "textfont": {"size": 13, "color": "#111"},
+                "textfont": {"size": CELL_TEXT_PX, "color": "#111"},
                 "colorscale": scale,
                 "zmin": -0.5,
                 "zmax": n_ids + 0.5,
@@ -258,7 +271,8 @@ def tensor_figure(
             "anchor": f"x{axis}",
             "tickmode": "array",
             "tickvals": list(range(rows)),
-            "autorange": "reversed",
+            # row 0 on top; a fixed range (the click bars made autorange pad the out picture)
+            "range": [rows - 0.5, -0.5],
             "showgrid": False,
             "zeroline": False,
             "fixedrange": True,
@@ -274,19 +288,32 @@ def tensor_figure(
                     "y": 1.0,
                     "yanchor": "bottom",
                     "showarrow": False,
-                    "font": {"size": 14},
+                    "font": {"size": CELL_TEXT_PX},
                 }
             )
     dtype = str(t.dtype).replace("torch.", "")
     layout.update(
         shapes=shapes,
         annotations=annotations,
-        title={"text": f"{title}  <sup>shape {shape}, {dtype}</sup>", "font": {"size": 15}},
-        height=90 + CELL_PX * rows + (30 if len(shape) == 3 else 0),
+        title={
+            "text": title,
+            "font": {"size": TITLE_PX},
+            "subtitle": {
+                "text": f"{shape} {dtype}",
+                "font": {"size": CELL_TEXT_PX, "color": "#333333"},
+            },
+            # at the top of the figure, so the subtitle stays clear of the column ticks
+            "y": 1.0,
+            "yref": "container",
+            "yanchor": "top",
+            "pad": {"t": 4},
+        },
+        font={"size": CELL_TEXT_PX},
+        height=TOP_MARGIN_PX + 12 + CELL_PX * rows + (30 if len(shape) == 3 else 0),
         margin={
             "l": 30,
             "r": 10,
-            "t": 70 if len(shape) == 3 else 60,
+            "t": TOP_MARGIN_PX + (10 if len(shape) == 3 else 0),
             "b": 30 if len(shape) == 3 else 10,
         },
         dragmode=False,
@@ -324,3 +351,52 @@ def trace_figures(
         clickable=True,
     )
     return figs
+
+
+def figure_units(shape: tuple[int, ...]) -> int:
+    """Width of a tensor's picture in cell widths: its columns (all slices) plus one for margins.
+
+    Never below :data:`MIN_UNITS`, so a one-column tensor or a scalar keeps a readable title.
+    """
+    n_slices, _, cols = _grid(tuple(shape))
+    return max(MIN_UNITS, n_slices * cols + n_slices)
+
+
+def figure_rows(
+    shapes: Mapping[str, tuple[int, ...]], *, budget: int = ROW_UNITS
+) -> list[list[tuple[str, int]]]:
+    """Group a trace's pictures into rows of at most ``budget`` cell widths, in order.
+
+    ``shapes`` maps picture names to tensor shapes (inputs first, ``"out"`` last). Returns rows of
+    ``(name, units)``; a page lays each row out as columns weighted by ``units``. With several
+    rows it pads each to ``budget`` with an empty column, so every cell has the same width on
+    screen; a single row spreads over the whole width. Everything in one
+    row when it fits (the default gather: input, index and out side by side); otherwise the
+    pictures fill rows in order, the wiring read left to right and top to bottom.
+
+    >>> figure_rows({"input": (2, 3), "index": (2, 2), "out": (2, 2)})
+    [[('input', 5), ('index', 5), ('out', 5)]]
+    """
+    items = [(name, min(budget, figure_units(shape))) for name, shape in shapes.items()]
+    rows: list[list[tuple[str, int]]] = []
+    for item in items:
+        if rows and sum(units for _, units in rows[-1]) + item[1] <= budget:
+            rows[-1].append(item)
+        else:
+            rows.append([item])
+    return rows
+
+
+#: Phones and tablets. Plotly (as Streamlit 1.67 ships it) selects a tapped point from the
+#: *previous* touch's hover data: measured with Playwright touch taps on the indexing page, a
+#: first tap only showed a hover label and each later tap explained the cell tapped before.
+_TOUCH_UA = re.compile(r"Mobi|Android|iPhone|iPad|iPod|Silk|Kindle|Opera Mini", re.IGNORECASE)
+
+
+def is_touch_user_agent(user_agent: str | None) -> bool:
+    """True for a phone or tablet browser's ``User-Agent`` header (pick cells in a box there).
+
+    >>> is_touch_user_agent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)")
+    True
+    """
+    return bool(user_agent) and _TOUCH_UA.search(user_agent or "") is not None

@@ -14,7 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import indexing as ix
-from core.indexing_plots import source_coloring, tensor_figure, trace_figures
+from core.figure_style import MIN_FONT_PX
+from core.indexing_plots import (
+    ROW_UNITS,
+    figure_rows,
+    figure_units,
+    is_touch_user_agent,
+    source_coloring,
+    tensor_figure,
+    trace_figures,
+)
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -758,6 +767,58 @@ class TestPlots:
             cells.add((row, col))
         assert bar.width == 1.0 and cells == set(ix.positions((2, 3)))
         assert not [tr for tr in tensor_figure(torch.arange(3), "x").data if tr.type == "bar"]
+
+    @pytest.mark.parametrize("shape", [(), (8,), (6, 10), (3, 4, 4)])
+    def test_text_is_legible_without_restyling(self, shape):
+        # every size the figure sets is >= the projector minimum (12-13 px texts before)
+        t = torch.arange(max(1, math.prod(shape)), dtype=torch.float32).reshape(shape) / 3
+        fig = tensor_figure(t, "out", marks={(0,) * len(shape): "×2"}, clickable=True)
+        sizes = [fig.layout.font.size, fig.layout.title.font.size]
+        sizes.append(fig.layout.title.subtitle.font.size)
+        sizes += [tr.textfont.size for tr in fig.data if tr.type == "heatmap"]
+        sizes += [a.font.size for a in fig.layout.annotations]
+        assert all(s is not None and s >= MIN_FONT_PX for s in sizes), sizes
+        assert "<sup>" not in fig.layout.title.text  # a superscript shrinks text below 14 px
+
+    def test_rows_of_equal_cell_width(self):
+        gather = {"input": (2, 3), "index": (2, 2), "out": (2, 2)}
+        assert figure_rows(gather) == [[("input", 5), ("index", 5), ("out", 5)]]
+        one_hot = {"dest": (4, 10), "index": (4, 1), "out": (4, 10)}
+        assert figure_rows(one_hot) == [[("dest", 11), ("index", 5)], [("out", 11)]]
+        # the page's largest tensors: one picture a row, never over the budget
+        big = {"dest": (6, 10), "index": (6, 10), "src": (6, 10), "out": (6, 10)}
+        rows = figure_rows(big)
+        assert [name for row in rows for name, _ in row] == list(big)
+        assert all(sum(u for _, u in row) <= ROW_UNITS for row in rows)
+        assert figure_units((3, 4, 4)) == 15 and figure_units(()) == 5
+
+    @given(
+        shapes=st.lists(
+            st.lists(st.integers(1, 10), min_size=0, max_size=3).map(tuple),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    def test_rows_keep_order_and_budget(self, shapes):
+        named = {f"t{k}": shape for k, shape in enumerate(shapes)}
+        rows = figure_rows(named)
+        assert [name for row in rows for name, _ in row] == list(named)
+        assert all(sum(u for _, u in row) <= ROW_UNITS for row in rows)
+
+    @pytest.mark.parametrize(
+        ("agent", "touch"),
+        [
+            ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Mobile Safari", True),
+            ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148", True),
+            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537", False),
+            ("", False),
+            (None, False),
+        ],
+    )
+    def test_touch_browsers_pick_cells_in_the_box(self, agent, touch):
+        # Bug (issue 12): a phone tap selected the cell tapped before; the page turns the
+        # picture's selection off for these browsers and the "Explain cell" box picks the cell.
+        assert is_touch_user_agent(agent) is touch
 
 
 @pytest.mark.cuda

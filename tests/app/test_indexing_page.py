@@ -63,7 +63,11 @@ def test_presets(page):
         assert at.selectbox(key=f"{K}.op").value == preset.op
         assert at.selectbox(key=f"{K}.dim").value == preset.dim
         expected_reduce = preset.reduce or "none"
-        assert at.selectbox(key=f"{K}.reduce").value == expected_reduce
+        if preset.op == "scatter":
+            assert at.selectbox(key=f"{K}.reduce").value == expected_reduce
+        else:  # gather has no reduce: the box is hidden, its value kept
+            assert f"{K}.reduce" not in {s.key for s in at.selectbox}
+            assert at.session_state[f"{K}.reduce"] == expected_reduce
         # the snippet the page shows is the one the core test executes and compares
         shown = [c.strip() for c in _codes(at)]
         assert ix.run_preset(preset).snippet.strip() in shown, preset.key
@@ -322,3 +326,94 @@ def test_size_hint_follows_the_page_limits(page):
     rows, cols = ix.PAGE_LIMITS[2]
     assert (rows, cols) == (6, 10)
     assert f"2-D up to {rows}x{cols}" in page.text_input(key=f"{K}.first").help
+
+
+def _block(at, key: str):
+    """The container keyed ``key`` (Streamlit stores the key at the end of the block id)."""
+    todo = [at.main]
+    while todo:
+        node = todo.pop()
+        block_id = getattr(getattr(node, "proto", None), "id", "") or ""
+        if block_id.endswith(f"-{key}"):
+            return node
+        todo.extend(getattr(node, "children", {}).values())
+    raise AssertionError(f"no container keyed {key}")
+
+
+def _elements(node, kind: str) -> list:
+    """Every element of ``kind`` under ``node``, in display order."""
+    found, todo = [], [node]
+    while todo:
+        cur = todo.pop(0)
+        if getattr(cur, "type", None) == kind:
+            found.append(cur)
+        todo[:0] = list(getattr(cur, "children", {}).values())
+    return found
+
+
+def test_picture_first_with_controls_beside_it(page):
+    """The lesson layout: the wiring picture fills the figure area on arrival, the preset, op,
+    dim, (for scatter) reduce, Reload/Random and the cell to explain sit beside it; the
+    tensors below."""
+    at = page
+    figure, controls = _block(at, "lesson-figure"), _block(at, "lesson-controls")
+    charts = _elements(figure, "plotly_chart")
+    # gather preset: input, index and out, all drawn through ui.charts.show_chart (alt text)
+    assert len(charts) == 3
+    assert all(c.proto.alt.strip() for c in charts)
+    assert "out tensor, shape (2, 2)" in charts[-1].proto.alt
+    assert "out[0][0] = input[0][index[0][0]] = input[0][0] = 1" in [
+        c.value for c in _elements(figure, "code")
+    ]
+    kinds = ("selectbox", "button", "checkbox")
+    keys = {w.key for kind in kinds for w in _elements(controls, kind)}
+    for name in ("preset", "op", "dim", "reload", "random", "cell"):
+        assert f"{K}.{name}" in keys, name
+    # reduce and include_self belong to scatter: hidden for gather (a disabled widget's faded
+    # label failed axe's color-contrast), shown beside the picture for scatter
+    assert not {f"{K}.reduce", f"{K}.include_self"} & keys
+    at.selectbox(key=f"{K}.op").select("scatter").run()
+    controls = _block(at, "lesson-controls")
+    keys = {w.key for kind in kinds for w in _elements(controls, kind)}
+    assert {f"{K}.reduce", f"{K}.include_self"} <= keys
+    # short labels: nothing to cut off in the narrow controls column
+    assert at.button(key=f"{K}.random").label == "Random example"
+    assert at.button(key=f"{K}.reload").label == "Reload preset"
+    assert at.selectbox(key=f"{K}.preset").label == "Preset"
+    # the editors are below, in the details area
+    details = _block(at, "lesson-details")
+    assert {f"{K}.first", f"{K}.index"} <= {t.key for t in _elements(details, "text_input")}
+
+
+def test_scatter_picture_keeps_equal_cells(page):
+    """one_hot (4x10 dest, 4x1 index, scalar src): dest and index share a row, out below."""
+    at = page
+    at.selectbox(key=f"{K}.preset").select("one_hot").run()
+    assert not at.exception and not _errors(at)
+    charts = _elements(_block(at, "lesson-figure"), "plotly_chart")
+    assert len(charts) == 3  # the scalar src is a caption, not a picture
+    assert any("src is the scalar" in c.value for c in _captions(at))
+
+
+def test_example_box_follows_the_typed_expression(page):
+    """Bug (issue 12): after typing another expression the Example box still said
+    "boolean mask". It must name the example the expression is, or say it is your own."""
+    at = page
+    mask = "x[[True, False, True]]  boolean mask"
+    at.selectbox(key=f"{K}.index_preset").select(mask).run()
+    assert at.text_input(key=f"{K}.expr").value == "[True, False, True]"
+    at.text_input(key=f"{K}.expr").input("[0, 2], 1").run()
+    assert not at.exception
+    box = at.selectbox(key=f"{K}.index_preset")
+    assert box.value != mask
+    assert box.value == "your own expression (typed)"
+    assert "out[0] = x[0][1] = 1" in _codes(at)
+    # typing an example's own expression (spacing aside) names that example again
+    at.text_input(key=f"{K}.expr").input("1:,  ::2").run()
+    assert at.selectbox(key=f"{K}.index_preset").value == "x[1:, ::2]  basic slicing (view)"
+    # choosing "your own expression" keeps what was typed
+    at.text_input(key=f"{K}.expr").input("0, 1:3").run()
+    at.selectbox(key=f"{K}.index_preset").select("your own expression (typed)").run()
+    assert at.text_input(key=f"{K}.expr").value == "0, 1:3"
+    assert not at.exception and not _errors(at)
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
