@@ -154,10 +154,8 @@ with layout.controls:
             state["memory.history"].clear()
         backend = sim
         st.warning(
-            f"**SIMULATED** {backend.label}, CUDA context {format_size(backend.context_bytes)}: "
-            "a model of PyTorch's caching allocator"
-            + ("" if has_gpu else " (no CUDA GPU here)")
-            + ". Nothing is allocated on real hardware.",
+            f"**SIMULATED** {total_gb} GB GPU, {format_size(backend.context_bytes)} CUDA "
+            "context" + ("" if has_gpu else " (no GPU here)") + ": nothing runs on hardware.",
             icon=":material/science:",
         )
     else:
@@ -340,6 +338,12 @@ with layout.details:
         st.markdown("Pick a scenario beside the chart and press **Run scenario**.")
 
     st.header("Inside the allocator", anchor=False)
+    if backend.simulated:
+        st.markdown(
+            "The simulated GPU is a model of PyTorch's caching allocator "
+            "(c10/cuda/CUDACachingAllocator.cpp): rounding, pools, best fit, splitting, merging, "
+            "empty_cache, retry and OOM. Every number on this page comes from it."
+        )
     tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
         ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"]
     )

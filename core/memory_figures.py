@@ -47,7 +47,7 @@ def live_point(t: float, state: MemoryState) -> LivePoint:
 
 #: Where the band for memory outside PyTorch's cache sits, as a share of each row's plot height;
 #: the curves keep below :data:`DATA_TOP`.
-BAND_BOTTOM = 0.8
+BAND_BOTTOM = 0.78
 DATA_TOP = 0.7
 _UNITS = (("GiB", GiB), ("MiB", MiB), ("KiB", 1024), ("bytes", 1))
 
@@ -129,6 +129,7 @@ def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
                 text=f"<b>outside PyTorch's cache: {format_size(max(outside[-1], 0))}</b>"
                 "<br>CUDA context, other processes (not to scale)",
                 showarrow=False,
+                yanchor="middle",
                 font={"color": "#111111"},
                 **refs,
             )
