@@ -292,9 +292,10 @@ def test_mask_panel_is_visible_on_a_white_page(flow_page):
     assert titles[:3] == ["Flow with holes (black)", "Holes (dark)", "Filled: gradual mean"]
     axes = [v for k, v in fig["layout"].items() if k.startswith(("xaxis", "yaxis"))]
     assert len(axes) == 8 and all(a.get("showline") and a.get("mirror") for a in axes)
-    src = fig["data"][1]["source"]
-    png = base64.b64decode(src.split(",", 1)[1])
-    mask_img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    z = fig["data"][1]["z"]  # plotly >= 6 sends arrays typed: {"dtype", "bdata", "shape"}
+    mask_img = (np.frombuffer(base64.b64decode(z["bdata"]), np.uint8)
+                .reshape([int(v) for v in z["shape"].split(",")]) if isinstance(z, dict)
+                else np.asarray(z, np.uint8))
     colours = {tuple(int(c) for c in px) for px in mask_img.reshape(-1, 3)}
     assert (255, 255, 255) not in colours  # nothing in the panel is page-white
     assert len(colours) == 2  # holes and valid flow, both visible
@@ -329,19 +330,19 @@ def test_large_maps_are_sent_downsampled(flow_page):
 def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
     import core.flowfill as ff
 
-    seen = []
-    real = ff.compare_methods
+    seen = {}
+    real = ff.run_method
 
-    def spy(*args, **kwargs):
-        seen.append(kwargs)
-        return real(*args, **kwargs)
+    def spy(case, name, **kwargs):
+        seen[name] = kwargs
+        return real(case, name, **kwargs)
 
-    monkeypatch.setattr(ff, "compare_methods", spy)
+    monkeypatch.setattr(ff, "run_method", spy)
     at = flow_page
     at.slider(key="flow.fraction").set_value(0.05)
     at.toggle(key="flow.notes_numpy").set_value(True).run()
     assert not at.exception and not at.error
-    assert seen[-1]["with_notes_numpy"] is True and callable(seen[-1]["progress"])
+    assert callable(seen[NOTES_NUMPY_METHOD]["progress"])  # the loop shows its progress
     table = at.dataframe[0].value
     assert len(table) == 7
     rows = table.set_index("method")
