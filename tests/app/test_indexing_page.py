@@ -392,7 +392,7 @@ def test_scatter_picture_keeps_equal_cells(page):
     assert not at.exception and not _errors(at)
     charts = _elements(_block(at, "lesson-figure"), "plotly_chart")
     assert len(charts) == 3  # the scalar src is a caption, not a picture
-    assert any("src is the scalar" in c.value for c in _captions(at))
+    assert any("src is the scalar" in c for c in _captions(at))
 
 
 def test_example_box_follows_the_typed_expression(page):
