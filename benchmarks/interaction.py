@@ -46,7 +46,7 @@ from ui.registry import available_pages  # noqa: E402
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 LOAD_TIMEOUT_MS = 240_000
 QUIET_MS = 300
-START_TIMEOUT_MS = 5_000  # no rerun started within this: the action changed nothing
+START_TIMEOUT_MS = 20_000  # no rerun started within this: the action changed nothing
 
 #: (widget key, action, argument). Actions: "select" (argument: option index or text),
 #: "slider" (a key to press on the thumb), "toggle", "radio" (option index or text), "button",
@@ -255,7 +255,7 @@ async def wait_ready(page) -> None:
 async def open_page(context, base: str, slug: str):
     page = await context.new_page()
     started = time.monotonic()
-    await page.goto(page_url(base, slug))
+    await page.goto(page_url(base, slug), timeout=LOAD_TIMEOUT_MS, wait_until="domcontentloaded")
     await wait_ready(page)
     return page, time.monotonic() - started
 
@@ -443,12 +443,18 @@ async def main_async(args: argparse.Namespace) -> None:
             if args.sessions > 0:
                 for slug in HEAVIEST:
                     if slug in slugs:
-                        await concurrent(browser, base, slug, args.sessions, args.timeout)
+                        try:
+                            await concurrent(browser, base, slug, args.sessions, args.timeout)
+                        except Exception as error:  # report and go on to the next part
+                            print(f"{slug}: concurrent run failed: {str(error).splitlines()[0]}")
             reports = []
             if not args.no_sequential:
                 print("\n## Driving each page (per-action lines)")
                 for slug in slugs:
-                    reports.append(await drive(browser, base, slug, args.timeout, True))
+                    try:
+                        reports.append(await drive(browser, base, slug, args.timeout, True))
+                    except Exception as error:  # a page that does not open: say so, go on
+                        print(f"  {slug}: could not be driven: {str(error).splitlines()[0]}")
                 print_table(reports)
             await browser.close()
     finally:
