@@ -33,9 +33,12 @@ _FIGURE_JS = """(selector) => {
   const scroll = main ? main.scrollTop : 0;
   let filled = false;
   const plot = el.querySelector('.js-plotly-plot');
+  // Data arrays may be plain or typed arrays, Plotly 6's base64 {bdata, dtype} objects, or an
+  // image trace's `source` data URI.
+  const nonEmpty = v => !!v && ((v.length > 0) ||
+                                 (typeof v.bdata === 'string' && v.bdata.length > 0));
   if (plot && plot.data) {
-    filled = plot.data.some(t => ['x', 'y', 'z', 'values'].some(
-      k => t[k] && (t[k].length > 0)));
+    filled = plot.data.some(t => ['x', 'y', 'z', 'values', 'source'].some(k => nonEmpty(t[k])));
   }
   const img = el.querySelector('img');
   if (img) filled = img.complete && img.naturalWidth > 0;
