@@ -206,7 +206,7 @@ def mask_rgb(mask: np.ndarray) -> np.ndarray:
 
 
 def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
-    """The lesson's picture: flow with holes, the mask, the fill (and the reference), framed."""
+    """The lesson's picture: flow with holes, the mask, the fill (and the reference)."""
     cols = 2 if len(panels) == 4 else len(panels)
     rows = -(-len(panels) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for _, t in panels],
@@ -214,11 +214,12 @@ def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
     for i, (img, _) in enumerate(panels):
         fig.add_trace(go.Image(z=_panel(img), hoverinfo="skip"),
                       row=i // cols + 1, col=i % cols + 1)
-    axes = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False,
-                constrain="domain", **FRAME)
+    # no axis frames here: Plotly draws them around each subplot's domain, not the image, so
+    # they read as a grid; the mask's pale-blue valid pixels keep it visible on white instead
+    axes = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     fig.update_xaxes(**axes)
     fig.update_yaxes(**axes)
-    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=215 * rows + 45,
+    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=205 * rows + 40,
                       font=dict(color="#111111"))
     return fig
 

@@ -280,7 +280,7 @@ def _main_figure(at) -> dict:
 
 def test_mask_panel_is_visible_on_a_white_page(flow_page):
     # The border-band mask used to be white on the white page: the mask panel now draws valid
-    # flow in colour and holes dark, and every panel has a frame.
+    # flow pale blue and holes dark, so no part of it is page-white.
     import base64
 
     at = flow_page
@@ -290,8 +290,6 @@ def test_mask_panel_is_visible_on_a_white_page(flow_page):
     fig = _main_figure(at)
     titles = [a["text"] for a in fig["layout"]["annotations"]]
     assert titles[:3] == ["Flow with holes (black)", "Holes (dark)", "Filled: gradual mean"]
-    axes = [v for k, v in fig["layout"].items() if k.startswith(("xaxis", "yaxis"))]
-    assert len(axes) == 8 and all(a.get("showline") and a.get("mirror") for a in axes)
     z = fig["data"][1]["z"]  # plotly >= 6 sends arrays typed: {"dtype", "bdata", "shape"}
     mask_img = (np.frombuffer(base64.b64decode(z["bdata"]), np.uint8)
                 .reshape([int(v) for v in z["shape"].split(",")]) if isinstance(z, dict)
