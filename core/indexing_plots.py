@@ -34,8 +34,8 @@ CELL_PX = 46
 #: (:data:`core.figure_style.MIN_FONT_PX`); titles a step larger.
 CELL_TEXT_PX = 14
 TITLE_PX = 16
-#: Room for the title, its subtitle (shape and dtype) and the column ticks above the cells.
-TOP_MARGIN_PX = 78
+#: Room for the title and its subtitle (shape and dtype) above the cells.
+TOP_MARGIN_PX = 64
 #: Width budget of one row of pictures, in cell widths (see :func:`figure_rows`): 16 keeps a
 #: 6x10 tensor (the page's largest 2-D one) readable in one row of the figure column.
 ROW_UNITS = 16
@@ -261,7 +261,8 @@ def tensor_figure(
             "anchor": f"y{axis}",
             "tickmode": "array",
             "tickvals": list(range(cols)),
-            "side": "bottom" if len(shape) == 3 else "top",
+            # below the cells: above them the column ticks collided with the shape subtitle
+            "side": "bottom",
             "showgrid": False,
             "zeroline": False,
             "range": [-0.5, cols - 0.5],
@@ -309,12 +310,12 @@ def tensor_figure(
             "pad": {"t": 4},
         },
         font={"size": CELL_TEXT_PX},
-        height=TOP_MARGIN_PX + 12 + CELL_PX * rows + (30 if len(shape) == 3 else 0),
+        height=TOP_MARGIN_PX + 30 + CELL_PX * rows + (16 if len(shape) == 3 else 0),
         margin={
             "l": 30,
             "r": 10,
-            "t": TOP_MARGIN_PX + (10 if len(shape) == 3 else 0),
-            "b": 30 if len(shape) == 3 else 10,
+            "t": TOP_MARGIN_PX + (16 if len(shape) == 3 else 0),
+            "b": 30,
         },
         dragmode=False,
         barmode="overlay",
