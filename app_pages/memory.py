@@ -448,9 +448,9 @@ with layout.details:
     tab_rule, tab_nograd, tab_load, tab_cudnn = st.tabs(
         [
             "Allocator rule (000:4-5)",
-            "no_grad at evaluation (004:49-53)",
-            "torch.load map_location (000:63, 000:76)",
-            "cuDNN algorithm error (002:1360-1367)",
+            "no_grad (004:49)",
+            "map_location (000:63)",
+            "cuDNN error (002:1360)",
         ]
     )
     with tab_rule:
