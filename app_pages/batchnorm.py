@@ -109,6 +109,13 @@ def _repeated_eval(config: bn.SimConfig, eval_batch: int, sample: int) -> list[b
     return list(bn.repeated_eval(config, eval_batch=eval_batch, sample=sample))
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _loader_runs(size: int, batch: int, channels: int, seed: int) -> list[bn.LoaderRun]:
+    """The DataLoader demo without and with drop_last (~0.1 s of CPU, the same for everyone)."""
+    return [bn.loader_run(size, batch, drop_last=drop, channels=channels, seed=seed)
+            for drop in (False, True)]
+
+
 def _progress_hook(bar) -> Callable[[int, int], None]:
     """Update ``bar`` about 50 times in a run, not at every step."""
 
@@ -696,8 +703,7 @@ with layout.details:
                                       key="batchnorm.loader_size"))
     loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH, 4,
                                        key="batchnorm.loader_batch"))
-    runs = [bn.loader_run(loader_size, loader_batch, drop_last=drop, channels=channels,
-                          seed=settings.seed) for drop in (False, True)]
+    runs = _loader_runs(loader_size, loader_batch, channels, settings.seed)
     for column, run in zip(st.columns(2), runs, strict=True):
         with column:
             shown_sizes = list(run.batch_sizes[:12]) + (["…"] if len(run.batch_sizes) > 12 else [])
