@@ -26,6 +26,8 @@ from ui.state import keep_widget_state
 
 #: A run expected to take longer than this (seconds) waits for a click, with its time announced.
 HEAVY_S = 3.0
+#: ... and sends more images than one batch of SmoothGrad / Integrated Gradients (8) through it.
+HEAVY_MIN_IMAGES = 8
 #: Used to announce a run's time before any gradient pass was measured (forward + backward, CPU).
 FALLBACK_PER_IMAGE_MS = 160.0
 TARGET_MODES = ["Predicted class", "Any class"]
@@ -419,7 +421,8 @@ session_cached = st.session_state.get("saliency._result")
 in_session = session_cached is not None and session_cached[0] == cache_key
 
 figure_slot = layout.figure.empty()
-if not (already_made or in_session) and estimate.images > 1 and estimate.seconds > HEAVY_S:
+heavy = estimate.images > HEAVY_MIN_IMAGES and estimate.seconds > HEAVY_S
+if heavy and not (already_made or in_session):
     # Long runs wait for a click and say their time first; everything else stays usable.
     with figure_slot.container():
         st.image(
@@ -500,24 +503,25 @@ class_name = loaded.categories[target]
 
 # ---------------------------------------------------------------- the main figure
 with layout.figure:
-    c1, c2, c3 = st.columns(3, gap="small")
-    c2.image(
+    # The map first (first on a phone too), then the overlay, then the model's view, smaller.
+    c_map, c_overlay, c_view = st.columns([1, 1, 0.75], gap="small")
+    c_map.image(
         heat,
         caption=map_caption,
         alt=f"Saliency map ({METHOD_NAMES[method]}) for class {target}, {class_name}: "
         "bright where the class score is most sensitive to the pixel.",
         width="stretch",
     )
-    c1.image(
-        view,
-        caption="What the model sees",
-        alt="The input image resized and cropped to what the classifier sees.",
-        width="stretch",
-    )
-    c3.image(
+    c_overlay.image(
         picture,
         caption=f"Overlay (alpha {alpha:.2f})",
         alt=f"The saliency map for {class_name} drawn over the image.",
+        width="stretch",
+    )
+    c_view.image(
+        view,
+        caption="What the model sees",
+        alt="The input image resized and cropped to what the classifier sees.",
         width="stretch",
     )
     if notes_warning:

@@ -308,7 +308,7 @@ def test_identical_maps_are_computed_once_for_all_sessions(open_page, monkeypatc
 
     real_estimate = S.estimate_run
 
-    def estimate_run(method, **kwargs):  # a slow CPU: 2 s per image, so n = 4 is "heavy"
+    def estimate_run(method, **kwargs):  # a slow CPU: 2 s per image, so n = 12 is "heavy"
         return real_estimate(method, **{**kwargs, "per_image_ms": 2000.0})
 
     monkeypatch.setattr(S, "compute_saliency", compute_saliency)
@@ -325,22 +325,22 @@ def test_identical_maps_are_computed_once_for_all_sessions(open_page, monkeypatc
     assert metric(second, "Images through the model") == "1"
 
     # A heavy SmoothGrad waits for a click and says its expected time first ...
-    first.session_state["saliency.n"] = 4
+    first.session_state["saliency.n"] = 12
     first.selectbox(key="saliency.method").select("smoothgrad").run()
     assert not first.exception and not first.error, errors(first)
     assert calls == [("vanilla", 25)]
     announced = " ".join(i.value for i in first.info)
-    assert "SmoothGrad: 4 image(s) through the model, about 8.0 s" in announced
-    assert first.button(key="saliency.compute").label == "Compute (about 8 s)"
+    assert "SmoothGrad: 12 image(s) through the model, about 24.0 s" in announced
+    assert first.button(key="saliency.compute").label == "Compute (about 24 s)"
     first.button(key="saliency.compute").click().run()
     assert not first.exception and not first.error, errors(first)
-    assert calls == [("vanilla", 25), ("smoothgrad", 4)]
-    assert metric(first, "Images through the model") == "4"
+    assert calls == [("vanilla", 25), ("smoothgrad", 12)]
+    assert metric(first, "Images through the model") == "12"
 
     # ... and the next session asking for the same map gets it at once, without a click
-    second.session_state["saliency.n"] = 4
+    second.session_state["saliency.n"] = 12
     second.selectbox(key="saliency.method").select("smoothgrad").run()
     assert not second.exception and not second.error, errors(second)
-    assert calls == [("vanilla", 25), ("smoothgrad", 4)]
+    assert calls == [("vanilla", 25), ("smoothgrad", 12)]
     assert any("From the shared cache: made" in m.value for m in second.markdown)
-    assert metric(second, "Images through the model") == "4"
+    assert metric(second, "Images through the model") == "12"
