@@ -300,7 +300,8 @@ async def perform(page, root, kind: str, arg: object) -> str:
         option = options.nth(arg) if isinstance(arg, int) else options.filter(has_text=str(arg))
         await option.first.click()
     elif kind == "slider":
-        thumb = root.locator("[role='slider']").first
+        # baseweb sliders have a [role=slider] thumb; react-aria ones a hidden input[type=range]
+        thumb = root.locator("[role='slider'], input[type='range']").first
         await thumb.focus()
         await thumb.press(str(arg))
     elif kind == "toggle":
