@@ -353,7 +353,13 @@ async def timed_action(page, action: Action, timeout_s: float) -> Outcome:
     root, why = await locate(page, key)
     if root is None:
         return Outcome(label, note=why)
-    if await root.locator(":disabled, [aria-disabled='true']").count():
+    # A number input's "-" button is disabled at its minimum: look at the control itself.
+    disabled = {
+        "number": "input:disabled",
+        "text": "input:disabled, textarea:disabled",
+        "button": "button:disabled",
+    }.get(kind, ":disabled, [aria-disabled='true']")
+    if await root.locator(disabled).count():
         return Outcome(label, note="disabled")
     try:
         t0 = await page.evaluate("performance.now()")
