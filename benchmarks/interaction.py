@@ -74,8 +74,8 @@ PLANS: dict[str, list[Action]] = {
     "batchnorm": [
         ("batchnorm.train", "button", None),
         ("batchnorm.step", "button", None),
-        ("batchnorm.momentum", "slider", "ArrowRight"),
-        ("batchnorm.momentum", "slider", "ArrowLeft"),
+        ("batchnorm.momentum", "number", "0.2"),
+        ("batchnorm.momentum", "number", "0.1"),
         ("batchnorm.track", "toggle", None),
         ("batchnorm.track", "toggle", None),
         ("batchnorm.affine", "toggle", None),
