@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from core.notes import NotesCallout, NotesRef, run_live
+from core.notes import NotesCallout, NotesRef, run_live, verdict_if
 
 __all__ = [
     "LAYOUTS",
@@ -1799,9 +1799,12 @@ def _running_stats_callout() -> NotesCallout:
 def _untracked_callout() -> NotesCallout:
     run = run_live(_UNTRACKED_CALLOUT_CODE)
     out = run.output
+    confirmed = not run.raised and all(
+        line in out for line in ("before: None None", "eval(): None None", "buffers: []")
+    )
     if run.raised or not out:
         today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
-    elif "before: None None" in out and "eval(): None None" in out and "buffers: []" in out:
+    elif confirmed:
         today = (
             "With track_running_stats=False there is no running_mean or running_var: both are "
             "None before and after train() and eval() passes, and the module has no buffers at "
@@ -1821,7 +1824,7 @@ def _untracked_callout() -> NotesCallout:
         gloss_en="With track_running_stats=False, running_mean and running_var depend only on "
                  "the statistics of the current mini-batch (said for train() at 002:789 and for "
                  "eval() at 002:791).",
-        verdict="wrong", today=today, run=run,
+        verdict=verdict_if(confirmed, "wrong"), today=today, run=run,
     )
 
 

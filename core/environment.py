@@ -20,7 +20,7 @@ from importlib import metadata
 
 import torch
 
-from core.notes import NotesCallout, NotesRef, run_live
+from core.notes import NotesCallout, NotesRef, run_live, verdict_if
 
 NOT_AVAILABLE = "not available"
 
@@ -642,7 +642,7 @@ def _device_order_callout() -> NotesCallout:
         quote_zh="GPU号默认是从0开始，按照顺序，优先使用0号设备,然后使用1号设备",
         gloss_en="GPU numbers start at 0 and follow the order: device 0 is used first, then "
         "device 1.",
-        verdict="wrong" if confirmed else "incomplete",
+        verdict=verdict_if(confirmed, "wrong"),
         today=today,
         run=run,
     )
@@ -666,7 +666,7 @@ def _collect_env_callout() -> NotesCallout:
         quote_zh="进入以下路径，运行命令python collect_env.py，便可获取当前的环境信息",
         gloss_en="Go to the following path and run `python collect_env.py` to get the "
         "current environment information.",
-        verdict="out of date" if importable else "incomplete",
+        verdict=verdict_if(importable, "out of date"),
         today=today,
         run=run,
     )

@@ -210,6 +210,17 @@ class NotesCallout:
             raise ValueError(f"callout key must be snake_case, got {self.key!r}")
 
 
+def verdict_if(confirmed: bool, verdict: str) -> str:
+    """``verdict`` when the live run confirmed it, else ``"incomplete"``.
+
+    A check that failed, or that came out the other way (PyTorch changed), proves nothing
+    against the notes, so the box must not keep a confident badge over it.
+    """
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    return verdict if confirmed else "incomplete"
+
+
 def today_heading(callout: NotesCallout) -> str:
     """The heading over the live side of a callout: who did what the box reports."""
     if callout.evidence_by:

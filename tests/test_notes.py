@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from core.notes import (
     quote_is_at,
     run_live,
     today_heading,
+    verdict_if,
 )
 from tests.notes_marks import needs_notes
 
@@ -127,3 +129,38 @@ def test_callout_titles_survive_markdown():
 
     assert plain("not 2**k + 1") == r"not 2\*\*k + 1"
     assert plain("[x](http://e)") == r"[x]\(http://e)"
+
+
+def test_verdict_if():
+    assert verdict_if(True, "wrong") == "wrong"
+    assert verdict_if(False, "out of date") == "incomplete"
+    with pytest.raises(ValueError, match="verdict"):
+        verdict_if(True, "maybe")
+
+
+#: (module, callout key, the module constant holding its snippet): each box decides its verdict
+#: from its run; a run that shows nothing must not leave a confident badge.
+SNIPPET_CALLOUTS = [
+    ("core.indexing", "gather_unique_rows", "GATHER_DUPLICATES_CODE"),
+    ("core.indexing", "pitfall1_arange_recipe", "PITFALL1_RECIPE_CODE"),
+    ("core.indexing", "chained_slice_assignment", "CHAINED_SLICE_CODE"),
+    ("core.indexing", "gather_error_text", "GATHER_ERROR_CODE"),
+    ("core.indexing_pitfalls", "view_needs_contiguous", "VIEW_CONTIGUOUS_CODE"),
+    ("core.indexing_pitfalls", "view_example_never_raises", "NOTES_VIEW_EXAMPLE_CODE"),
+    ("core.batchnorm", "bn_untracked_has_no_running_stats", "_UNTRACKED_CALLOUT_CODE"),
+    ("core.environment", "cuda_visible_devices_order", "DEVICE_ORDER_CODE"),
+    ("core.environment", "collect_env_path", "COLLECT_ENV_CODE"),
+]
+
+
+@pytest.mark.parametrize(("module_name", "key", "constant"), SNIPPET_CALLOUTS,
+                         ids=[c[1] for c in SNIPPET_CALLOUTS])
+@pytest.mark.parametrize("stand_in", ["print('nothing')", "raise RuntimeError('no check')"])
+def test_a_run_that_shows_nothing_claims_no_verdict(monkeypatch, module_name, key, constant,
+                                                    stand_in):
+    module = importlib.import_module(module_name)
+    before = {c.key: c.verdict for c in module.notes_callouts()}[key]
+    assert before != "incomplete"  # today the run confirms the notes' mistake
+    monkeypatch.setattr(module, constant, stand_in)
+    after = {c.key: c for c in module.notes_callouts()}[key]
+    assert after.verdict == "incomplete", (key, after.today)
