@@ -21,6 +21,7 @@ from importlib import metadata
 import torch
 
 from core.notes import NotesCallout, NotesRef, run_live, verdict_if
+from core.seeding import NOTES_INIT_SEEDS_CODE, deterministic_ops
 
 NOT_AVAILABLE = "not available"
 
@@ -440,20 +441,8 @@ def explain_visible_devices(parent_count: int, cases: tuple[VisibleDevicesCase, 
 # The notes say / PyTorch today does
 # --------------------------------------------------------------------------------------------
 
-INIT_SEEDS_CODE = """import random
-
-import numpy as np
-import torch
-
-
-def init_seeds(seed=0):  # the notes' function, verbatim (000:32)
-    torch.manual_seed(seed)
-    torch.cuda.manual_seed(seed)
-    torch.cuda.manual_seed_all(seed)
-    if seed == 0:
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-
+# The notes' init_seeds (000:32) is written once, in core.seeding, and run here as shown there.
+INIT_SEEDS_CODE = "import random\n\nimport numpy as np\n" + NOTES_INIT_SEEDS_CODE + """
 
 def draws():
     return random.random(), float(np.random.rand()), float(torch.rand(1))
@@ -674,8 +663,6 @@ def _collect_env_callout() -> NotesCallout:
 
 def notes_callouts() -> list[NotesCallout]:
     """Where the notes' seeding and GPU-choice advice is wrong or dated, checked live."""
-    from core.seeding import deterministic_ops
-
     try:
         ops_count = len(deterministic_ops().made_deterministic)
     except ValueError:

@@ -13,6 +13,7 @@ import torch
 from core import seeding
 from core.notes import NotesRef, normalise_notes_text, notes_lines
 from core.seeding import MAX_SEED, seed_everything
+from tests.deterministic_docstring import docstring_sections
 from tests.notes_marks import needs_notes
 
 
@@ -187,19 +188,6 @@ class TestNotesSeedingCode:
 # ------------------------------------------------------------------------------------------
 
 
-def docstring_sections() -> tuple[str, str]:
-    """The docstring's two lists, cut independently of core.seeding: (made deterministic,
-    raise RuntimeError), with markup and line breaks removed."""
-    doc = torch.use_deterministic_algorithms.__doc__
-    made, rest = re.split(r"will throw a\s+:class:`RuntimeError`\s+when ``mode=True``", doc)
-    made = made.split("will act", 1)[1]
-    raising = rest.split("In addition", 1)[0]
-
-    def flat(text: str) -> str:
-        text = re.sub(r":\w+:`([^`]+)`", r"\1", text).replace("``", "").replace("`", "")
-        return re.sub(r"\s+", " ", text)
-
-    return flat(made), flat(raising)
 
 
 def page_examples(markdown: str) -> tuple[list[str], list[str]]:

@@ -13,6 +13,7 @@ from PIL import Image
 from core import environment, seeding
 from core.environment import available_devices
 from core.seeding import seed_everything
+from tests.deterministic_docstring import docstring_sections
 from ui.image_input import SAMPLE, UPLOAD
 from ui.markdown import plain
 
@@ -166,19 +167,6 @@ class TestImageInput:
 # ------------------------------------------------------------------------------------------
 
 
-def docstring_sections() -> tuple[str, str]:
-    """torch.use_deterministic_algorithms.__doc__'s two lists, flattened, read independently
-    of core.seeding: (made deterministic, raise RuntimeError)."""
-    doc = torch.use_deterministic_algorithms.__doc__
-    made, rest = re.split(r"will throw a\s+:class:`RuntimeError`\s+when ``mode=True``", doc)
-    made = made.split("will act", 1)[1]
-    raising = rest.split("In addition", 1)[0]
-
-    def flat(text: str) -> str:
-        text = re.sub(r":\w+:`([^`]+)`", r"\1", text).replace("``", "").replace("`", "")
-        return re.sub(r"\s+", " ", text)
-
-    return flat(made), flat(raising)
 
 
 def deterministic_bullet(at) -> str:
