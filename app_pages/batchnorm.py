@@ -12,11 +12,11 @@ import torch
 from plotly.subplots import make_subplots
 
 from core import batchnorm as bn
-from core.notes import NotesCallout, cite
+from core.notes import cite
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
-from ui.notes_callout import notes_callout
+from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -61,12 +61,6 @@ def _reset() -> None:
 
 def _confirm(config: bn.SimConfig, steps: int) -> None:
     st.session_state[CONFIRMED_KEY] = (config, steps)
-
-
-@st.cache_resource(show_spinner=False)
-def _callouts() -> list[NotesCallout]:
-    """The notes' BatchNorm claims checked live, once per process (NotesCallout is frozen)."""
-    return bn.notes_callouts()
 
 
 def _run(config: bn.SimConfig, steps: int,
@@ -775,7 +769,7 @@ with layout.details:
 
     # 4d. Where the notes are wrong or incomplete
     st.subheader("Where the notes are wrong or incomplete", anchor=False)
-    for callout in _callouts():
+    for callout in callouts_of("core.batchnorm").values():
         notes_callout(callout)
 
     # ------------------------------------------------------------------------------------------

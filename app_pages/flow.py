@@ -39,7 +39,6 @@ from core.flowfill import (
     estimate_notes_ms,
     flow_to_rgb,
     load_flow_file,
-    notes_callouts,
     notes_numpy_snippet_for,
     notes_reference_on_by_default,
     notes_reference_work,
@@ -50,11 +49,10 @@ from core.flowfill import (
     snippet_for,
     window_sizes,
 )
-from core.notes import NotesCallout
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
-from ui.notes_callout import notes_callout
+from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -178,12 +176,6 @@ def _scale_means(case_key: tuple, case: FlowCase, max_window: int) -> dict[int, 
     return _shared_results().get_or_compute(  # type: ignore[return-value]
         ("per_scale", case_key, max_window), lambda: scale_means(case.flow, max_window)
     )[0]
-
-
-@st.cache_resource(show_spinner=False)
-def _callouts() -> list[NotesCallout]:
-    """The notes' claims about this method, each checked by a live run (once per process)."""
-    return notes_callouts()
 
 
 @st.cache_resource(show_spinner=False)
@@ -684,7 +676,7 @@ with rest_box:
         st.markdown("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, zero-padded "
                     "at the borders; only NaN values are replaced.")
     st.header("What the notes say, checked live", anchor=False)
-    for callout in _callouts():
+    for callout in callouts_of("core.flowfill").values():
         notes_callout(callout)
     show_code(
         snippet_for(

@@ -6,17 +6,11 @@ import torch
 
 from core import environment, seeding
 from core.environment import collect_environment
-from core.notes import NotesCallout, cite
+from core.notes import cite
 from ui.image_input import image_input
-from ui.notes_callout import notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.registry import LESSONS, available_lessons
 from ui.settings import current_settings
-
-
-@st.cache_resource(show_spinner=False)
-def _callouts() -> dict[str, NotesCallout]:
-    """The notes callouts of this page, run once per process (NotesCallout is frozen)."""
-    return {callout.key: callout for callout in environment.notes_callouts()}
 
 
 @st.cache_resource(show_spinner=False)
@@ -76,7 +70,7 @@ st.caption(
     f"`{environment.NVML_CHECK_VAR}` row above says which check this process makes."
 )
 
-callouts = _callouts()
+callouts = callouts_of("core.environment")
 st.header("Reproducibility", anchor=False)
 cudnn_used = torch.cuda.is_available() and torch.backends.cudnn.is_available()
 with st.expander("Reproducibility switches, and what each one costs", expanded=True):

@@ -7,14 +7,14 @@ import streamlit as st
 
 from core import indexing as ix
 from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figures
-from core.notes import LiveRun, NotesCallout, cite
+from core.notes import LiveRun, cite
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
 from ui.indexing_notes_demos import render_notes_demos
 from ui.lesson import lesson_layout
 from ui.markdown import plain
-from ui.notes_callout import notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -32,12 +32,6 @@ CUSTOM_EXAMPLE = "your own expression (typed)"
 
 
 # ---------------------------------------------------------------------------------- notes
-@st.cache_resource(show_spinner=False)
-def _callouts() -> dict[str, NotesCallout]:
-    """The indexing callouts, run live once per process (NotesCallout is frozen)."""
-    return {c.key: c for c in ix.notes_callouts()}
-
-
 @st.cache_resource(show_spinner=False)
 def _notes_code_run(key: str) -> LiveRun:
     """What the notes' own code of a preset prints today, run once per process."""
@@ -517,7 +511,7 @@ with tab_gs:
     if preset_shown:
         notes_code_box(preset)
         for callout_key in ix.PRESET_CALLOUTS.get(preset.key, ()):
-            notes_callout(_callouts()[callout_key])
+            notes_callout(callouts_of("core.indexing")[callout_key])
 
 with tab_ix:
     st.markdown(
@@ -596,7 +590,7 @@ with tab_pit:
         st.caption("Not in the notes: the app adds this pitfall.")
     show_code(demo.snippet)
     for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
-        notes_callout(_callouts()[callout_key])
+        notes_callout(callouts_of("core.indexing")[callout_key])
 
 with tab_notes:
     render_notes_demos()

@@ -43,7 +43,7 @@ from core.notes import cite
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
-from ui.notes_callout import notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -418,11 +418,6 @@ with layout.details:
 
 
 # ------------------------------------------------------------------------------ the notes
-@st.cache_resource(show_spinner=False)
-def _callouts() -> list:
-    return ms.notes_callouts()
-
-
 @st.cache_data(show_spinner=False)
 def _claims() -> tuple:
     return ms.check_allocator_claims()
@@ -474,7 +469,7 @@ with layout.details:
             hide_index=True,
             border="horizontal",
         )
-        for callout in _callouts():
+        for callout in callouts_of("core.memory_scenarios").values():
             notes_callout(callout)
         st.caption(
             "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' "

@@ -20,7 +20,7 @@ from ui.charts import show_chart
 from ui.code import show_code
 from ui.image_input import image_input
 from ui.lesson import lesson_layout
-from ui.notes_callout import notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -101,12 +101,6 @@ def _custom_model(
     return _warmed(
         M.load_custom_model(_data, filename=filename, architecture=architecture, device=device)
     )
-
-
-@st.cache_resource(show_spinner=False)
-def _callouts() -> list:
-    # Live runs of the notes checks, once per process (NotesCallout is frozen).
-    return S.notes_callouts()
 
 
 def _compute(model, x, target: int, method: str, params: dict, label: str):
@@ -784,7 +778,7 @@ with notes_area:
         "- The notes' recipe stays one click away under **Recipe**, reproduced bit for bit."
     )
     st.subheader("What the notes say, and what PyTorch does", anchor=False)
-    for callout in _callouts():
+    for callout in callouts_of("core.saliency").values():
         notes_callout(callout)
 
 with code_area:

@@ -10,12 +10,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import warp
-from core.notes import NotesCallout, cite
+from core.notes import cite
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
 from ui.lesson import lesson_layout
-from ui.notes_callout import notes_callout
+from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
 from ui.state import keep_widget_state
 
@@ -61,12 +61,6 @@ def heat_height(dsize: tuple[int, int]) -> int:
     """Chart height (px) at which the difference map fills its axes for a ``(w, h)`` output."""
     w, h = dsize
     return int(min(460, max(120, round(HEAT_PLOT_PX * h / w) + 50)))
-
-
-@st.cache_resource(show_spinner=False)
-def _warp_callouts() -> dict[str, NotesCallout]:
-    """This page's notes callouts, run once per process (NotesCallout is frozen)."""
-    return {callout.key: callout for callout in warp.notes_callouts()}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -399,7 +393,7 @@ with size_note:
     else:
         st.caption(warp.output_size_caption(check, channels=1 if img.ndim == 2 else img.shape[2]))
     with st.expander(f"The notes on affine_grid's size ({cite('000:18')})"):
-        notes_callout(_warp_callouts()["affine_grid_size_vs_dsize"])
+        notes_callout(callouts_of("core.warp")["affine_grid_size_vs_dsize"])
 
 # ------------------------------------------------------------------------------------------
 # Details, section 2: the difference in numbers

@@ -15,7 +15,7 @@ import streamlit as st
 
 from core import indexing_pitfalls as ip
 from core.notes import NotesCallout, cite
-from ui.notes_callout import notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation
 
 K = "indexing.notes_demos"
 #: The value widgets this section draws (for ``keep_widget_state``).
@@ -56,11 +56,6 @@ def _args(values: tuple[int, ...]) -> str:
 
 # ---------------------------------------------------------------------------------- caching
 # Each demo runs torch once per distinct argument per process; the records are frozen.
-
-
-@st.cache_resource(show_spinner=False)
-def _callouts() -> dict[str, NotesCallout]:
-    return {c.key: c for c in ip.notes_callouts()}
 
 
 @st.cache_resource(show_spinner=False)
@@ -259,7 +254,7 @@ def render_notes_demos() -> None:
         "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
         "raised. Where the notes are wrong or out of date, a box says so."
     )
-    callouts = _callouts()
+    callouts = callouts_of("core.indexing_pitfalls")
     tabs = st.tabs(
         [
             ".item() on empty",

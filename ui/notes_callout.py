@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import streamlit as st
 
 from core.notes import NotesCallout, NotesRef, cite, today_heading
@@ -40,6 +42,14 @@ def notes_callout(callout: NotesCallout) -> None:
             st.code(
                 callout.run.transcript or "(prints nothing)", language="text", wrap_lines=True
             )
+
+
+@st.cache_resource(show_spinner=False)
+def callouts_of(module_name: str) -> dict[str, NotesCallout]:
+    """``module_name``'s ``notes_callouts()`` by key, run live once per process and shared by
+    every session (NotesCallout is frozen, so sharing is safe)."""
+    module = importlib.import_module(module_name)
+    return {callout.key: callout for callout in module.notes_callouts()}
 
 
 def notes_citation(
