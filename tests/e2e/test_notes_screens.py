@@ -40,7 +40,10 @@ def _save_whole(page, name: str, width: int) -> None:
 
 def _choose(page, key: str, option_text: str) -> None:
     """Pick the option containing ``option_text`` in the selectbox with widget key ``key``."""
-    page.locator(f".st-key-{key.replace('.', '-')} [role='combobox']").click()
+    box = page.locator(f".st-key-{key.replace('.', '-')} [role='combobox']")
+    box.click()
+    # Type to filter: on a phone the list shows only the options that fit on screen.
+    box.fill(option_text)
     page.locator("[role='option']", has_text=option_text).first.click()
     wait_for_script(page)
 
