@@ -9,11 +9,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from core.figure_style import png_data_uri
 from core.flowfill import (
     MAX_SIDE,
     METHOD_CV2,
@@ -204,7 +204,7 @@ def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for _, t in panels],
                         horizontal_spacing=0.03, vertical_spacing=0.09)
     for i, (img, _) in enumerate(panels):
-        fig.add_trace(go.Image(z=_panel(img), hoverinfo="skip"),
+        fig.add_trace(go.Image(source=png_data_uri(_panel(img)), hoverinfo="skip"),
                       row=i // cols + 1, col=i % cols + 1)
     # no axis frames here: Plotly draws them around each subplot's domain, not the image, so
     # they read as a grid; the mask's pale-blue valid pixels keep it visible on white instead
@@ -216,12 +216,21 @@ def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
     return fig
 
 
+# Figures are built from go objects and one layout dict: plotly.express and chained update_*
+# calls cost 30-50 ms a figure in property validation, a visible share of every rerun.
+def _picture_axes() -> dict[str, object]:
+    """Layout for one picture: no tick labels, a thin frame, square pixels, row 0 on top."""
+    return dict(xaxis=dict(showticklabels=False, constrain="domain", **FRAME),
+                yaxis=dict(showticklabels=False, autorange="reversed", scaleanchor="x",
+                           constrain="domain", **FRAME))
+
+
 def _image_fig(img: np.ndarray, title: str) -> go.Figure:
-    fig = px.imshow(img, title=title)
-    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
-    fig.update_xaxes(showticklabels=False, **FRAME)
-    fig.update_yaxes(showticklabels=False, **FRAME)
-    return fig
+    return go.Figure(
+        go.Image(source=png_data_uri(_panel(img)), hoverinfo="skip"),
+        layout=dict(title=title, margin=dict(l=0, r=0, t=30, b=0), height=300,
+                    **_picture_axes()),
+    )
 
 
 def _heat_step(shape: tuple[int, ...]) -> int:
@@ -229,15 +238,18 @@ def _heat_step(shape: tuple[int, ...]) -> int:
     return -(-max(shape[:2]) // HEAT_MAX_SIDE)
 
 
-def _heat_fig(z: np.ndarray, title: str, colorbar: str, **kw: object) -> go.Figure:
+def _heat_fig(z: np.ndarray, title: str, colorbar: str, *, zmin: float | None = None,
+              zmax: float | None = None) -> go.Figure:
     step = _heat_step(z.shape)
     z = np.ascontiguousarray(z[::step, ::step], dtype=np.float32)
-    fig = px.imshow(z, title=title, color_continuous_scale="viridis", **kw)
-    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300,
-                      coloraxis_colorbar=dict(title=colorbar, tickfont=dict(size=14)))
-    fig.update_xaxes(showticklabels=False, **FRAME)
-    fig.update_yaxes(showticklabels=False, **FRAME)
-    return fig
+    heat = go.Heatmap(
+        z=z, x0=(step - 1) / 2, dx=step, y0=(step - 1) / 2, dy=step, zmin=zmin, zmax=zmax,
+        colorscale="viridis", colorbar=dict(title=dict(text=colorbar)),
+        zsmooth="fast",  # one bitmap instead of a fillRect per cell: same look, far less work
+        hovertemplate="x=%{x}, y=%{y}<br>%{z:.3g}<extra></extra>",
+    )
+    return go.Figure(heat, layout=dict(title=title, margin=dict(l=0, r=0, t=30, b=0),
+                                       height=300, **_picture_axes()))
 
 
 def _fail(message: str, hint: str) -> None:
@@ -488,10 +500,13 @@ with windows_box:
                    alt="Heat map over the holes of how many window sizes had a valid sample; "
                    "deep inside a hole only the larger windows reach valid flow.")
     hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
-    bars = px.bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
-                  labels={"x": "scales with a valid sample", "y": "hole pixels"},
-                  title="Hole pixels by contributing scales")
-    bars.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
+    bars = go.Figure(
+        go.Bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
+               hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
+        layout=dict(title="Hole pixels by contributing scales", height=300,
+                    margin=dict(l=0, r=0, t=30, b=0),
+                    xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
+    )
     with s2:
         show_chart(bars, key="flow.scales_hist",
                    alt="Bar chart: number of hole pixels by how many window sizes contributed "
@@ -565,11 +580,13 @@ with accuracy_box:
                        key="flow.epe_map",
                        alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
                        f"pixels, against the {case.reference_kind}.")
-        timing = px.bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
-                        log_x=True, labels={"x": "ms (log scale)", "y": ""},
-                        title="Time per method")
-        timing.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=300)
-        timing.update_xaxes(dtick=1)  # label the powers of ten only (no small 2 and 5 labels)
+        timing = go.Figure(
+            go.Bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
+                   hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
+            # dtick=1: label the powers of ten only (no small 2 and 5 labels)
+            layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
+                        xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
+        )
         with a2:
             show_chart(timing, key="flow.timing",
                        alt="Horizontal bar chart of each method's time in ms, log scale: "

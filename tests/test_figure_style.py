@@ -54,3 +54,35 @@ def test_per_point_text_sizes():
 def test_exception():
     with pytest.raises(ValueError, match="min_px"):
         legible(go.Figure(), min_px=0)
+
+
+@given(
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.sampled_from([(), (1,), (3,)]),
+    st.integers(0, 2**32 - 1),
+)
+def test_png_data_uri_is_lossless(h, w, channels, seed):
+    import numpy as np
+
+    from core.figure_style import decode_data_uri, png_data_uri
+
+    pixels = np.random.default_rng(seed).integers(0, 256, (h, w, *channels), dtype=np.uint8)
+    uri = png_data_uri(pixels)
+    assert uri.startswith("data:image/png;base64,")
+    back = decode_data_uri(uri)
+    expected = pixels[..., 0] if channels == (1,) else pixels
+    assert back.shape == expected.shape and (back == expected).all()
+
+
+def test_png_data_uri_names_the_bad_array():
+    import numpy as np
+
+    from core.figure_style import decode_data_uri, png_data_uri
+
+    with pytest.raises(ValueError, match="float32"):
+        png_data_uri(np.zeros((4, 4, 3), np.float32))
+    with pytest.raises(ValueError, match=r"\(4, 4, 2\)"):
+        png_data_uri(np.zeros((4, 4, 2), np.uint8))
+    with pytest.raises(ValueError, match="not a PNG data URI"):
+        decode_data_uri("data:text/html,hi")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from core.figure_style import decode_data_uri
 from core.flowfill import (
     NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
@@ -281,8 +282,6 @@ def _main_figure(at) -> dict:
 def test_mask_panel_is_visible_on_a_white_page(flow_page):
     # The border-band mask used to be white on the white page: the mask panel now draws valid
     # flow pale blue and holes dark, so no part of it is page-white.
-    import base64
-
     at = flow_page
     at.toggle(key="flow.notes").set_value(False)
     at.selectbox(key="flow.mask").select("border").run()
@@ -290,10 +289,10 @@ def test_mask_panel_is_visible_on_a_white_page(flow_page):
     fig = _main_figure(at)
     titles = [a["text"] for a in fig["layout"]["annotations"]]
     assert titles[:3] == ["Flow with holes (black)", "Holes (dark)", "Filled: gradual mean"]
-    z = fig["data"][1]["z"]  # plotly >= 6 sends arrays typed: {"dtype", "bdata", "shape"}
-    mask_img = (np.frombuffer(base64.b64decode(z["bdata"]), np.uint8)
-                .reshape([int(v) for v in z["shape"].split(",")]) if isinstance(z, dict)
-                else np.asarray(z, np.uint8))
+    # panels are sent as lossless PNG data URIs (go.Image source), decoded back to pixels here
+    assert "z" not in fig["data"][1]
+    mask_img = decode_data_uri(fig["data"][1]["source"])
+    assert mask_img.shape[2] == 3
     colours = {tuple(int(c) for c in px) for px in mask_img.reshape(-1, 3)}
     assert (255, 255, 255) not in colours  # nothing in the panel is page-white
     assert len(colours) == 2  # holes and valid flow, both visible
