@@ -359,6 +359,131 @@ x = bn.sample_batch(stream, shown_index, batch_size, spatial, seed=settings.seed
 weight = torch.ones(channels) if affine else None
 bias = torch.zeros(channels) if affine else None
 
+
+def _buffers_tab() -> None:
+    """Parameters vs buffers of the live module."""
+    anatomy = bn.module_anatomy(module)
+    st.code(anatomy.module_repr, language="text")
+    b1, b2, b3 = st.columns(3)
+    b1.markdown("**`named_parameters()`**")
+    b1.table({"name": [p[0] for p in anatomy.parameters] or ["(none)"],
+              "shape": [str(p[1]) for p in anatomy.parameters] or [""],
+              "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
+    b2.markdown("**`named_buffers()`**")
+    b2.table({"name": [b[0] for b in anatomy.buffers] or ["(none)"],
+              "shape": [str(b[1]) for b in anatomy.buffers] or [""],
+              "dtype": [b[2] for b in anatomy.buffers] or [""]})
+    b3.markdown("**`state_dict().keys()`**")
+    b3.table({"key": list(anatomy.state_dict_keys) or ["(empty)"]})
+    st.markdown(
+        f"An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` receives "
+        f"**{anatomy.optimizer_tensors}** tensors"
+        + (" (weight, bias)" if affine else " (affine=False: nothing to learn)")
+        + ". The running statistics are registered with `register_buffer`: they are saved in "
+        "`state_dict()` and moved by `.to(device)`, but have no gradient and are never touched "
+        "by the optimizer. Only a forward pass in train() changes them."
+        + ("" if track else " With track_running_stats=False they do not exist at all.")
+    )
+
+
+def _update_tab() -> None:
+    """The last running-statistics update, with the real numbers."""
+    explanation = bn.explain_update(history, channel, momentum)
+    if explanation is None:
+        st.info("No update to show: " + ("track_running_stats=False (no buffers)." if not track
+                else "no training step yet."))
+    else:
+        e = explanation
+        factor_words = (f"m = momentum = {_fmt(e.factor)}" if momentum is not None
+                        else f"m = {e.factor_text} = {_fmt(e.factor)}")
+        st.markdown(f"Step {e.step}, channel {channel}: {factor_words}; the batch had "
+                    f"n = N·spatial = {e.n} values per channel.")
+        st.latex(r"\text{running\_mean} \leftarrow (1-m)\,\text{running\_mean} + m\,\mu_B"
+                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_mean)} + {_fmt(e.factor)}\cdot"
+                 rf"{_fmt(e.batch_mean)} = {_fmt(e.new_mean)}")
+        st.latex(r"\text{running\_var} \leftarrow (1-m)\,\text{running\_var} + m\,"
+                 r"\sigma^2_{B,\text{unbiased}}"
+                 rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_var)} + {_fmt(e.factor)}\cdot"
+                 rf"{_fmt(e.batch_var_unbiased)} = {_fmt(e.new_var)}")
+        st.markdown(
+            f"`num_batches_tracked` went from {e.step - 1} to {e.step}. "
+            + ("With momentum=None the factor is 1/num_batches_tracked, which makes the "
+               "running value the plain average of all batch statistics so far (exact for "
+               "a fixed dataset, slow to follow a shift)." if momentum is None else
+               f"With a fixed momentum the weight of a batch seen j steps ago is "
+               f"m·(1−m)^j: {_half_life(e.factor)}.")
+        )
+
+
+def _variance_tab() -> None:
+    """Biased vs unbiased variance of the shown channel."""
+    if torch_error is not None:
+        st.info("With one value per channel the unbiased variance is 0/0: that is the "
+                "error beside the chart.")
+    else:
+        n_values = int(np.prod(shape) // shape[1])
+        _, bvar, bvar_u = bn.batch_stats(x)
+        st.markdown(
+            f"Channel {channel} of the shown batch has n = {n_values} values. "
+            f"Biased variance Σ(x−μ)²/n = **{_fmt(bvar[channel].item())}** is what train() "
+            f"divides by (as √(var + eps)). Unbiased Σ(x−μ)²/(n−1) = biased × n/(n−1) = "
+            f"{_fmt(bvar[channel].item())} × {n_values}/{n_values - 1} = "
+            f"**{_fmt(bvar_u[channel].item())}** is what goes into running_var. "
+            f"The ratio n/(n−1) = {n_values / (n_values - 1):.4f} matters for small batches "
+            "(2 values: ×2) and vanishes for large ones."
+        )
+
+
+def _keras_tab() -> None:
+    """PyTorch vs Keras momentum, with a converter."""
+    st.markdown("PyTorch's momentum is the weight of the **new** batch; Keras's "
+                "`BatchNormalization(momentum=...)` is the weight of the **old** average. "
+                "So PyTorch 0.1 ↔ Keras 0.9 (and Keras' default 0.99 ↔ PyTorch 0.01).")
+    if momentum is None:
+        st.markdown("The current momentum=None (cumulative average) has no Keras equivalent.")
+    else:
+        st.markdown(f"Current PyTorch momentum {momentum:g} ↔ Keras momentum "
+                    f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
+    k1, k2 = st.columns(2)
+    direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
+                         key="batchnorm.keras_direction", horizontal=True)
+    # the default goes in through the session state, set in the run that draws the input:
+    # a lazy tab's widgets are forgotten while it is closed and restored when it reopens
+    st.session_state.setdefault("batchnorm.keras_value", 0.1)
+    value = float(k2.number_input("momentum", 0.0, 1.0, step=0.01, format="%.4f",
+                                  key="batchnorm.keras_value"))
+    if direction == "PyTorch → Keras":
+        st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
+    else:
+        st.markdown(f"Keras {value:g} → PyTorch **{bn.keras_to_pytorch_momentum(value):g}**")
+
+
+def _frozen_tab() -> None:
+    """Two ways to freeze BatchNorm, checked on the live buffers."""
+    st.markdown(
+        "\"Frozen BN\" means normalizing with fixed statistics while the rest of the network "
+        "trains (fine-tuning with small batches, detection backbones). Two ways:\n"
+        "1. Call `.eval()` on every BatchNorm after `model.train()`: the buffers stop updating "
+        "and eval() statistics are used; γ and β still learn unless you set "
+        "`requires_grad_(False)`.\n"
+        "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
+        "running statistics are all buffers, so nothing can change them."
+    )
+    st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, "
+            "nn.modules.batchnorm._BatchNorm):\n        m.eval()  # freeze the running "
+            "statistics", language="python")
+    if comparison is not None and track:
+        frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
+                                 bias=bias)
+        st.markdown(
+            f"Live check: `FrozenBatchNorm2d({channels}, eps={eps:g})` loaded from the current "
+            f"buffers has **{frozen.parameters}** parameters and buffers "
+            f"`{', '.join(frozen.buffers)}`; on the shown batch it differs from our eval() "
+            f"output by at most **{frozen.max_abs_diff_vs_eval:.2g}**."
+        )
+    elif not track:
+        st.info("track_running_stats=False: there are no running statistics to freeze.")
+
 # ------------------------------------------------------------------------------------------
 # Details: everything below the figure
 # ------------------------------------------------------------------------------------------
@@ -435,117 +560,26 @@ with layout.details:
     st.header("2. What is inside the module", anchor=False)
     module = bn.make_module(channels, dims, momentum=momentum, eps=eps, affine=affine,
                             track_running_stats=track, state=history.state)
+    # on_change="rerun": only the open tab runs and is drawn (lazy tabs), so a training step
+    # does not redraw four explanations nobody is looking at.
     tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
         ["Parameters vs buffers", "Update formulas", "Biased vs unbiased", "Keras momentum",
-         "Frozen BN"])
+         "Frozen BN"], key="batchnorm.module_tab", on_change="rerun")
     with tab_buf:
-        anatomy = bn.module_anatomy(module)
-        st.code(anatomy.module_repr, language="text")
-        b1, b2, b3 = st.columns(3)
-        b1.markdown("**`named_parameters()`**")
-        b1.table({"name": [p[0] for p in anatomy.parameters] or ["(none)"],
-                  "shape": [str(p[1]) for p in anatomy.parameters] or [""],
-                  "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
-        b2.markdown("**`named_buffers()`**")
-        b2.table({"name": [b[0] for b in anatomy.buffers] or ["(none)"],
-                  "shape": [str(b[1]) for b in anatomy.buffers] or [""],
-                  "dtype": [b[2] for b in anatomy.buffers] or [""]})
-        b3.markdown("**`state_dict().keys()`**")
-        b3.table({"key": list(anatomy.state_dict_keys) or ["(empty)"]})
-        st.markdown(
-            f"An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` receives "
-            f"**{anatomy.optimizer_tensors}** tensors"
-            + (" (weight, bias)" if affine else " (affine=False: nothing to learn)")
-            + ". The running statistics are registered with `register_buffer`: they are saved in "
-            "`state_dict()` and moved by `.to(device)`, but have no gradient and are never touched "
-            "by the optimizer. Only a forward pass in train() changes them."
-            + ("" if track else " With track_running_stats=False they do not exist at all.")
-        )
+        if tab_buf.open:
+            _buffers_tab()
     with tab_upd:
-        explanation = bn.explain_update(history, channel, momentum)
-        if explanation is None:
-            st.info("No update to show: " + ("track_running_stats=False (no buffers)." if not track
-                    else "no training step yet."))
-        else:
-            e = explanation
-            factor_words = (f"m = momentum = {_fmt(e.factor)}" if momentum is not None
-                            else f"m = {e.factor_text} = {_fmt(e.factor)}")
-            st.markdown(f"Step {e.step}, channel {channel}: {factor_words}; the batch had "
-                        f"n = N·spatial = {e.n} values per channel.")
-            st.latex(r"\text{running\_mean} \leftarrow (1-m)\,\text{running\_mean} + m\,\mu_B"
-                     rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_mean)} + {_fmt(e.factor)}\cdot"
-                     rf"{_fmt(e.batch_mean)} = {_fmt(e.new_mean)}")
-            st.latex(r"\text{running\_var} \leftarrow (1-m)\,\text{running\_var} + m\,"
-                     r"\sigma^2_{B,\text{unbiased}}"
-                     rf"= (1-{_fmt(e.factor)})\cdot{_fmt(e.old_var)} + {_fmt(e.factor)}\cdot"
-                     rf"{_fmt(e.batch_var_unbiased)} = {_fmt(e.new_var)}")
-            st.markdown(
-                f"`num_batches_tracked` went from {e.step - 1} to {e.step}. "
-                + ("With momentum=None the factor is 1/num_batches_tracked, which makes the "
-                   "running value the plain average of all batch statistics so far (exact for "
-                   "a fixed dataset, slow to follow a shift)." if momentum is None else
-                   f"With a fixed momentum the weight of a batch seen j steps ago is "
-                   f"m·(1−m)^j: {_half_life(e.factor)}.")
-            )
+        if tab_upd.open:
+            _update_tab()
     with tab_var:
-        if torch_error is not None:
-            st.info("With one value per channel the unbiased variance is 0/0: that is the "
-                    "error beside the chart.")
-        else:
-            n_values = int(np.prod(shape) // shape[1])
-            _, bvar, bvar_u = bn.batch_stats(x)
-            st.markdown(
-                f"Channel {channel} of the shown batch has n = {n_values} values. "
-                f"Biased variance Σ(x−μ)²/n = **{_fmt(bvar[channel].item())}** is what train() "
-                f"divides by (as √(var + eps)). Unbiased Σ(x−μ)²/(n−1) = biased × n/(n−1) = "
-                f"{_fmt(bvar[channel].item())} × {n_values}/{n_values - 1} = "
-                f"**{_fmt(bvar_u[channel].item())}** is what goes into running_var. "
-                f"The ratio n/(n−1) = {n_values / (n_values - 1):.4f} matters for small batches "
-                "(2 values: ×2) and vanishes for large ones."
-            )
+        if tab_var.open:
+            _variance_tab()
     with tab_keras:
-        st.markdown("PyTorch's momentum is the weight of the **new** batch; Keras's "
-                    "`BatchNormalization(momentum=...)` is the weight of the **old** average. "
-                    "So PyTorch 0.1 ↔ Keras 0.9 (and Keras' default 0.99 ↔ PyTorch 0.01).")
-        if momentum is None:
-            st.markdown("The current momentum=None (cumulative average) has no Keras equivalent.")
-        else:
-            st.markdown(f"Current PyTorch momentum {momentum:g} ↔ Keras momentum "
-                        f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
-        k1, k2 = st.columns(2)
-        direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
-                             key="batchnorm.keras_direction", horizontal=True)
-        value = float(k2.number_input("momentum", 0.0, 1.0, 0.1, 0.01, format="%.4f",
-                                      key="batchnorm.keras_value"))
-        if direction == "PyTorch → Keras":
-            st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
-        else:
-            st.markdown(f"Keras {value:g} → PyTorch **{bn.keras_to_pytorch_momentum(value):g}**")
+        if tab_keras.open:
+            _keras_tab()
     with tab_frozen:
-        st.markdown(
-            "\"Frozen BN\" means normalizing with fixed statistics while the rest of the network "
-            "trains (fine-tuning with small batches, detection backbones). Two ways:\n"
-            "1. Call `.eval()` on every BatchNorm after `model.train()`: the buffers stop updating "
-            "and eval() statistics are used; γ and β still learn unless you set "
-            "`requires_grad_(False)`.\n"
-            "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
-            "running statistics are all buffers, so nothing can change them."
-        )
-        st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, "
-                "nn.modules.batchnorm._BatchNorm):\n        m.eval()  # freeze the running "
-                "statistics", language="python")
-        if comparison is not None and track:
-            frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
-                                     bias=bias)
-            st.markdown(
-                f"Live check: `FrozenBatchNorm2d({channels}, eps={eps:g})` loaded from the current "
-                f"buffers has **{frozen.parameters}** parameters and buffers "
-                f"`{', '.join(frozen.buffers)}`; on the shown batch it differs from our eval() "
-                f"output by at most **{frozen.max_abs_diff_vs_eval:.2g}**."
-            )
-        elif not track:
-            st.info("track_running_stats=False: there are no running statistics to freeze.")
-
+        if tab_frozen.open:
+            _frozen_tab()
     # ------------------------------------------------------------------------------------------
     # 3. Beyond BatchNorm
     # ------------------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def _example_follows_expression() -> None:
 #: state of widgets that a run does not draw; ui.state mirrors them under a plain key).
 KEPT = (
     "preset", "op", "dim", "random_ndim", "reduce", "include_self", "first", "index", "src",
-    "x", "index_preset", "expr", "cell", "index_cell", "pitfall", "pitfall_n",
+    "x", "index_preset", "expr", "cell", "index_cell", "pitfall", "pitfall_n", "details_tab",
 )  # fmt: skip
 
 
@@ -197,7 +197,6 @@ def _init_state() -> None:
     st.session_state.setdefault(f"{K}.x", ix.INDEX_DEFAULT_X)
     st.session_state.setdefault(f"{K}.index_preset", next(iter(ix.INDEX_PRESETS)))
     st.session_state.setdefault(f"{K}.expr", next(iter(ix.INDEX_PRESETS.values())))
-    st.session_state.setdefault(f"{K}.pitfall_n", 4)
 
 
 # ---------------------------------------------------------------------------------- grids
@@ -449,11 +448,46 @@ with layout.figure:
                     icon=":material/merge:",
                 )
 
+
+def pitfalls_tab() -> None:
+    """The eight pitfalls, one at a time, run on tensors drawn from the global seed."""
+    p1, p2 = st.columns([3, 1])
+    number = p1.selectbox(
+        "Pitfall",
+        list(ix.PITFALL_TITLES),
+        key=f"{K}.pitfall",
+        format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
+    )
+    # set in the run that draws the slider: a value set while its (lazy) tab is closed would
+    # outlive the widget and win over the user's value after a visit to another page
+    st.session_state.setdefault(f"{K}.pitfall_n", 4)
+    n = p2.slider("n (size)", 2, 6, key=f"{K}.pitfall_n")
+    demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
+    st.markdown(demo.lesson)
+    st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
+    if demo.holds:
+        st.success(f"Verdict (from these tensors): {demo.verdict}", icon=":material/check:")
+    else:
+        st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
+    st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
+    if demo.ref:
+        notes_citation(demo.ref, verbatim=False)
+    else:
+        st.caption("Not in the notes: the app adds this pitfall.")
+    show_code(demo.snippet)
+    for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
+        notes_callout(callouts_of("core.indexing")[callout_key])
+
+
 # ---- details: the tensors and the code, x[...], the pitfalls
 with layout.details:
     st.header("Tensors, code and pitfalls", anchor=False)
+    # on_change="rerun": only the open tab's content runs and is sent (lazy tabs), so a change
+    # to the lesson's controls does not redraw two tabs of pitfalls nobody is looking at.
     tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
-        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"]
+        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"],
+        key=f"{K}.details_tab",
+        on_change="rerun",
     )
 
 with tab_gs:
@@ -568,29 +602,9 @@ with tab_ix:
         show_code(isnippet)
 
 with tab_pit:
-    p1, p2 = st.columns([3, 1])
-    number = p1.selectbox(
-        "Pitfall",
-        list(ix.PITFALL_TITLES),
-        key=f"{K}.pitfall",
-        format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
-    )
-    n = p2.slider("n (size)", 2, 6, key=f"{K}.pitfall_n")
-    demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
-    st.markdown(demo.lesson)
-    st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
-    if demo.holds:
-        st.success(f"Verdict (from these tensors): {demo.verdict}", icon=":material/check:")
-    else:
-        st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
-    st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
-    if demo.ref:
-        notes_citation(demo.ref, verbatim=False)
-    else:
-        st.caption("Not in the notes: the app adds this pitfall.")
-    show_code(demo.snippet)
-    for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
-        notes_callout(callouts_of("core.indexing")[callout_key])
+    if tab_pit.open:
+        pitfalls_tab()
 
 with tab_notes:
-    render_notes_demos()
+    if tab_notes.open:
+        render_notes_demos()

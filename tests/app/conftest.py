@@ -39,3 +39,12 @@ def open_page() -> Callable[[str], AppTest]:
         return at
 
     return _open
+
+
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Select tab ``label`` of the lazy ``st.tabs(key=key, on_change="rerun")`` and rerun, as a
+    click on the tab would (only the open tab's content runs)."""
+    at.session_state[key] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at

@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pytest
 
+from tests.app.conftest import open_tab
+
 STEPS_KEY = "batchnorm._steps_done"
 DEFAULT_STEPS = 60  # app_pages/batchnorm.py: the page opens on a layer trained this many steps
 
@@ -157,6 +159,7 @@ def test_every_control(page):
     at.checkbox(key="batchnorm.affine").uncheck().run()
     at.selectbox(key="batchnorm.channel").select(3).run()
     at.selectbox(key="batchnorm.groups").select(2).run()
+    open_tab(at, "batchnorm.module_tab", "Keras momentum")
     at.radio(key="batchnorm.keras_direction").set_value("Keras → PyTorch").run()
     at.number_input(key="batchnorm.keras_value").set_value(0.99).run()
     assert not at.exception, at.exception
@@ -166,6 +169,7 @@ def test_every_control(page):
     at.number_input(key="batchnorm.momentum").set_value(0.3).run()
     at.checkbox(key="batchnorm.track").uncheck().run()
     assert not at.exception
+    open_tab(at, "batchnorm.module_tab", "Frozen BN")
     assert "track_running_stats=False" in texts(at.info)
     assert metrics(at)["max |train − eval|"] == "0"
 
@@ -331,3 +335,21 @@ def test_notes_callouts_and_citations(page):
     markdown = texts(at.markdown)
     for ref in ("000:11", "002:804", "002:783", "002:789-791"):
         assert f"notes {ref}" in markdown, ref
+
+
+def test_module_tabs_run_only_when_open(page):
+    # Lazy tabs (issue 12): a training step redraws only the open explanation, and a kept
+    # control inside a closed tab comes back as it was, without a Session State warning.
+    at = page
+    assert at.session_state["batchnorm.module_tab"] == "Parameters vs buffers"
+    assert any("named_buffers()" in m.value for m in at.markdown)
+    assert not [n for n in at.number_input if n.key == "batchnorm.keras_value"]
+    open_tab(at, "batchnorm.module_tab", "Keras momentum")
+    assert not any("named_buffers()" in m.value for m in at.markdown)
+    at.number_input(key="batchnorm.keras_value").set_value(0.5).run()
+    open_tab(at, "batchnorm.module_tab", "Update formulas")
+    assert at.latex  # the update formula with the real numbers
+    open_tab(at, "batchnorm.module_tab", "Keras momentum")
+    assert at.number_input(key="batchnorm.keras_value").value == 0.5
+    assert "PyTorch 0.5 → Keras **0.5**" in texts(at.markdown)
+    assert all("Session State" not in w.value for w in at.warning)

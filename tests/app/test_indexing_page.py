@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from core import indexing as ix
+from tests.app.conftest import open_tab
 
 K = "indexing"
+TABS, PITFALLS = f"{K}.details_tab", "8 pitfalls"
 
 
 def _errors(at) -> list[str]:
@@ -22,6 +24,22 @@ def page(open_page):
     at = open_page("indexing")
     assert not at.exception, at.exception
     return at
+
+
+def test_hidden_tabs_do_not_run(page):
+    # Lazy tabs (issue 12, responsiveness): on arrival only the open tab of the details runs,
+    # so a change to the lesson's controls does not redraw the pitfalls nobody looks at.
+    at = page
+    assert at.session_state[TABS] == "gather & scatter_"
+    assert not [s for s in at.selectbox if s.key == f"{K}.pitfall"]
+    assert not [t for t in at.text if "Pitfalls from the notes" in t.value]
+    open_tab(at, TABS, PITFALLS)
+    assert at.selectbox(key=f"{K}.pitfall").value == 1
+    open_tab(at, TABS, "More pitfalls from the notes")
+    assert not [s for s in at.selectbox if s.key == f"{K}.pitfall"]
+    assert any("Pitfalls from the notes, run live" in h.value for h in at.subheader)
+    # the lesson's own tensors stay drawn whichever tab is open
+    assert at.text_input(key=f"{K}.index") is not None
 
 
 def test_smoke(page):
@@ -133,6 +151,7 @@ def test_callouts_show_the_notes_and_today(page):
     c = callouts["gather_unique_rows"]
     assert c.quote_display in texts and c.today in texts
     assert c.run.transcript in _codes(at)
+    open_tab(at, TABS, PITFALLS)
     at.selectbox(key=f"{K}.pitfall").select(1).run()
     assert "pitfall1_arange_recipe" in _callout_keys(at)
     texts = [t.value for t in at.text]
@@ -159,6 +178,7 @@ def test_dim_selector_and_element_choice(page):
     at.selectbox(key=f"{K}.dim").select(2).run()
     assert any("dim=2 is out of range" in e for e in _errors(at))
     # the rest of the page keeps working
+    open_tab(at, TABS, PITFALLS)
     assert at.selectbox(key=f"{K}.pitfall") is not None and at.success
     at.selectbox(key=f"{K}.dim").select(1).run()
     assert not _errors(at)
@@ -198,6 +218,7 @@ def test_bad_inputs(page, field, text, message):
     assert not at.exception, at.exception
     assert any(message in e for e in _errors(at)), _errors(at)
     # the page keeps working: pitfalls still render and a preset restores a clean state
+    open_tab(at, TABS, PITFALLS)
     assert at.success
     at.button(key=f"{K}.reload").click().run()  # back to the (unchanged) gather preset
     assert not at.exception and not _errors(at)
@@ -253,6 +274,7 @@ def test_state_survives_a_visit_to_another_page(page):
     at.text_input(key=f"{K}.index").input("[[5], [0], [3], [2]]").run()
     at.selectbox(key=f"{K}.cell").select("out[0][5]").run()
     at.text_input(key=f"{K}.expr").input("[0, 2], 1").run()
+    open_tab(at, TABS, PITFALLS)
     at.selectbox(key=f"{K}.pitfall").select(5).run()
     at.slider(key=f"{K}.pitfall_n").set_value(3).run()
     at.switch_page("app_pages/home.py").run()
@@ -311,7 +333,7 @@ def test_index_tab(page):
 
 
 def test_pitfalls(page):
-    at = page
+    at = open_tab(page, TABS, PITFALLS)
     for number in range(1, 9):
         at.selectbox(key=f"{K}.pitfall").select(number).run()
         assert not at.exception, (number, at.exception)
