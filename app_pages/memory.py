@@ -275,7 +275,16 @@ with layout.controls:
                 st.code(message["detail"], language=None, wrap_lines=True)
 
     with st.expander("Live chart settings"):
-        live = st.toggle("Live", value=True, key="memory.live", help="Start / pause the chart.")
+        # Off by default on the simulated GPU: it changes only when this session acts, and
+        # every action redraws the chart, so a timer would only spend the server's CPU (a
+        # rerun a second per student) to move the time axis. A real GPU refreshes by itself.
+        state.setdefault("memory.live", not backend.simulated)
+        live = st.toggle(
+            "Live",
+            key="memory.live",
+            help="Redraw the chart every interval. Off by default on the simulated GPU, which "
+            "changes only when you act.",
+        )
         interval = st.slider("Refresh every (s)", 0.25, 5.0, 1.0, step=0.25, key="memory.interval")
         window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
 
@@ -333,6 +342,75 @@ with layout.figure:
     if backend.simulated:
         show_metrics(backend.state())
 
+
+def _segment_map_tab() -> None:
+    """The snapshot's segments, one row each, coloured by block state."""
+    show_chart(
+        segment_map(snapshot),
+        alt=f"Segment map: {len(snapshot)} segment(s), each a row of its blocks, coloured "
+        "allocated, inactive split or free whole segment.",
+        key="memory.segment_map",
+    )
+    st.markdown(
+        f"{len(snapshot)} segment(s) from "
+        + ("the simulator's snapshot()" if backend.simulated else "torch.cuda.memory_snapshot()")
+        + ". Orange pieces are cached but cannot be returned: their segment still holds a "
+        "tensor. Green segments are entirely free; empty_cache() gives them back."
+    )
+
+
+def _fragmentation_tab() -> None:
+    """Allocated vs cached vs the largest free block."""
+    show_chart(
+        fragmentation_figure(now_state),
+        alt=f"Bars: allocated {format_size(now_state.allocated)}, reserved but unallocated "
+        f"{format_size(now_state.cached)}, inactive split "
+        f"{format_size(now_state.inactive_split_bytes)}, largest free block "
+        f"{format_size(now_state.largest_free_block)}.",
+        key="memory.frag_chart",
+    )
+    st.markdown(
+        f"Reserved but unallocated: **{format_size(now_state.cached)}**; the largest free "
+        f"block is **{format_size(now_state.largest_free_block)}**, so a request larger than "
+        f"that needs a new segment although {format_size(now_state.cached)} is free in the "
+        f"cache (fragmentation {fragmentation_ratio(now_state):.0%})."
+    )
+
+
+def _stats_tab() -> None:
+    """The memory_stats() counters."""
+    # defaults of widgets in lazy tabs go in through the session state, in the run that draws
+    # them: they are forgotten while the tab is closed and restored (no warning) when it reopens
+    state.setdefault("memory.stats_nonzero", True)
+    nonzero = st.checkbox("Only non-zero values", key="memory.stats_nonzero")
+    rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
+    st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
+
+
+def _processes_tab() -> None:
+    """The device's processes, as NVML lists them."""
+    if backend.simulated:
+        st.markdown("Simulated GPU: the only 'process' is this page's simulator.")
+    elif now_state.processes:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "pid": p.pid,
+                        "who": "this app's server" if p.pid == os.getpid() else "",
+                        "used": "n/a" if p.used is None else format_size(p.used),
+                    }
+                    for p in now_state.processes
+                ]
+            ),
+            hide_index=True,
+        )
+    else:
+        st.markdown(
+            "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
+        )
+
+
 # ------------------------------------------------------------------------------ details
 now_state = backend.state()
 snapshot = backend.snapshot()
@@ -355,66 +433,28 @@ with layout.details:
             "(c10/cuda/CUDACachingAllocator.cpp): rounding, pools, best fit, splitting, merging, "
             "empty_cache, retry and OOM. Every number on this page comes from it."
         )
+    # on_change="rerun": only the open tab runs and is drawn (lazy tabs), so an allocation
+    # does not redraw three views nobody is looking at.
     tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
-        ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"]
+        ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"],
+        key="memory.allocator_tab",
+        on_change="rerun",
     )
     with tab_map:
-        show_chart(
-            segment_map(snapshot),
-            alt=f"Segment map: {len(snapshot)} segment(s), each a row of its blocks, coloured "
-            "allocated, inactive split or free whole segment.",
-            key="memory.segment_map",
-        )
-        st.markdown(
-            f"{len(snapshot)} segment(s) from "
-            + (
-                "the simulator's snapshot()"
-                if backend.simulated
-                else "torch.cuda.memory_snapshot()"
-            )
-            + ". Orange pieces are cached but cannot be returned: their segment still holds a "
-            "tensor. Green segments are entirely free; empty_cache() gives them back."
-        )
+        if tab_map.open:
+            _segment_map_tab()
+
     with tab_frag:
-        show_chart(
-            fragmentation_figure(now_state),
-            alt=f"Bars: allocated {format_size(now_state.allocated)}, reserved but unallocated "
-            f"{format_size(now_state.cached)}, inactive split "
-            f"{format_size(now_state.inactive_split_bytes)}, largest free block "
-            f"{format_size(now_state.largest_free_block)}.",
-            key="memory.frag_chart",
-        )
-        st.markdown(
-            f"Reserved but unallocated: **{format_size(now_state.cached)}**; the largest free "
-            f"block is **{format_size(now_state.largest_free_block)}**, so a request larger than "
-            f"that needs a new segment although {format_size(now_state.cached)} is free in the "
-            f"cache (fragmentation {fragmentation_ratio(now_state):.0%})."
-        )
+        if tab_frag.open:
+            _fragmentation_tab()
+
     with tab_stats:
-        nonzero = st.checkbox("Only non-zero values", value=True, key="memory.stats_nonzero")
-        rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
-        st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
+        if tab_stats.open:
+            _stats_tab()
+
     with tab_proc:
-        if backend.simulated:
-            st.markdown("Simulated GPU: the only 'process' is this page's simulator.")
-        elif now_state.processes:
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "pid": p.pid,
-                            "who": "this app's server" if p.pid == os.getpid() else "",
-                            "used": "n/a" if p.used is None else format_size(p.used),
-                        }
-                        for p in now_state.processes
-                    ]
-                ),
-                hide_index=True,
-            )
-        else:
-            st.markdown(
-                "NVML lists no compute processes (or cannot be read): " + " ".join(now_state.notes)
-            )
+        if tab_proc.open:
+            _processes_tab()
 
 
 # ------------------------------------------------------------------------------ the notes
@@ -438,6 +478,195 @@ def _conv_oom() -> tuple:
     return ms.conv_oom_demo()
 
 
+def _allocator_rule_tab() -> None:
+    """Each claim of the notes' allocator passage, decided by a live run."""
+    st.caption(
+        f"Each claim of the {cite('000:4')}-5 passage, decided by a live run of the simulator "
+        "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
+    )
+    st.table(
+        pd.DataFrame(
+            [
+                {
+                    "notes": c.ref,
+                    "the notes say": c.quote_zh,
+                    "in English": c.claim_en,
+                    "holds": "yes" if c.holds else "no",
+                    "measured": c.evidence,
+                }
+                for c in _claims()
+            ]
+        ),
+        hide_index=True,
+        border="horizontal",
+    )
+    for callout in callouts_of("core.memory_scenarios").values():
+        notes_callout(callout)
+    st.caption(
+        "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' "
+        "to see the real allocator place the same requests."
+    )
+
+
+def _no_grad_tab() -> None:
+    """What evaluation without torch.no_grad() keeps alive, measured."""
+    st.markdown(
+        "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
+        "In grad mode every forward saves activations for a backward that never comes, and an "
+        "evaluation loop that keeps its outputs keeps all of them alive through the graph."
+    )
+    notes_citation("004:49-53", verbatim=False)
+    c1, c2, c3 = st.columns(3)
+    # lazy tab: defaults through the session state, in the run that draws the widgets
+    for name, default in (("nograd_batch", 8), ("nograd_size", 32), ("nograd_batches", 3)):
+        state.setdefault(f"memory.{name}", default)
+    ng_batch = c1.slider("Batch size", 1, 64, key="memory.nograd_batch")
+    ng_size = c2.select_slider("Image size", [16, 32, 64, 128], key="memory.nograd_size")
+    ng_batches = c3.slider("Batches kept", 1, 8, key="memory.nograd_batches")
+    ng_device = settings.device if has_gpu else "cpu"
+    with st.spinner("Evaluating ..."):
+        demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "mode": m.mode,
+                    "saved for backward per batch": format_size(m.saved_per_batch),
+                    f"still held after {demo.batches} batch(es)": format_size(m.held),
+                    "output.requires_grad": m.output_requires_grad,
+                    **(
+                        {"CUDA max_memory_allocated growth": format_size(m.cuda_peak)}
+                        if m.cuda_peak is not None
+                        else {}
+                    ),
+                }
+                for m in demo.modes
+            ]
+        ),
+        hide_index=True,
+        key="memory.nograd_table",
+    )
+    grad = demo.modes[0]
+    st.markdown(
+        f"Measured on `{demo.device}` with `saved_tensors_hooks`: in grad mode each batch "
+        f"saves **{format_size(grad.saved_per_batch)}** of activations (the input, "
+        f"{format_size(demo.input_bytes)}, and the weights, {format_size(demo.weight_bytes)}, "
+        f"not counted), and keeping {demo.batches} outputs keeps "
+        f"**{format_size(grad.held)}** alive; under `torch.no_grad()` nothing is saved."
+        + (
+            ""
+            if grad.cuda_peak is not None
+            else " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
+            "table adds `torch.cuda.max_memory_allocated`."
+        )
+    )
+    show_code(
+        ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
+        title="Measure it yourself (runs on CPU)",
+    )
+
+
+def _map_location_tab() -> None:
+    """torch.load of a cuda:0 state_dict with the notes' map_location calls."""
+    st.markdown(
+        "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
+        "tensor to the device it was saved from, and fails if that device is missing; "
+        "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
+        "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
+    )
+    notes_citation("000:63", verbatim=False)
+    state.setdefault("memory.load_world", 4)  # lazy tab: see _no_grad_tab
+    world = st.slider("DDP workers (processes)", 1, 8, key="memory.load_world")
+    load = _map_location(world)
+    if load.rewritten:
+        st.info(
+            "No cuda:0 here: the file was written by torch.save on the CPU and its device tag "
+            "set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load below reads "
+            f"the tags {sorted(set(load.location_tags))}.",
+            icon=":material/info:",
+        )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"call": a.call, "lands on": a.device or "raises", "error": a.error or ""}
+                for a in load.attempts
+            ]
+        ),
+        hide_index=True,
+        key="memory.load_table",
+    )
+    st.markdown(
+        f"GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
+        f"same {format_size(load.nbytes)} state_dict. Without `map_location` every copy is "
+        f"restored to its saved device `{load.saved_device}`: GPU 0 receives "
+        f"**{format_size(load.gpu0_bytes_without_map_location)}** (and every worker opens a "
+        "CUDA context there too), while the other GPUs get nothing. "
+        "`map_location=f'cuda:{local_rank}'` (or saving from the CPU, as the notes' fix does) "
+        "puts each copy on its own worker's GPU."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "rank": w.rank,
+                    "no map_location": w.default_device,
+                    "map_location=f'cuda:{rank}'": w.mapped_device,
+                    "bytes": format_size(w.nbytes),
+                }
+                for w in load.workers
+            ]
+        ),
+        hide_index=True,
+        key="memory.load_workers",
+    )
+    notes_citation("000:76", verbatim=False)
+    show_code(ms.MAP_LOCATION_SNIPPET, title="Load it yourself")
+
+
+def _cudnn_error_tab() -> None:
+    """The notes' cuDNN error, reproduced as what it really is."""
+    with st.container(border=True, key="memory.cudnn_card"):
+        st.markdown("**The notes say** (" + cite("002:1360-1367") + ")")
+        st.text("Unable to find a valid cuDNN algorithm to run convolution")
+        st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
+        st.text(
+            "In English: most likely the GPU does not have enough memory; making batch_size "
+            "smaller solved it."
+        )
+        st.markdown(
+            "**Why.** For each convolution cuDNN offers several algorithms, many of which need "
+            "a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates the "
+            "workspace through the caching allocator and, when that raises OutOfMemoryError, "
+            "tries the next algorithm; if every one fails it reports *Unable to find a valid "
+            "cuDNN algorithm* instead of the OOM. So the notes' reading is usually right, and "
+            "a smaller batch leaves room for a workspace. Builds that use the cuDNN v8 "
+            "frontend say *unable to find an engine to execute this computation* instead, "
+            "and that message also appears for GPUs or cuDNN versions the build does not "
+            "support, which no batch size fixes."
+        )
+    rows = _conv_oom()
+    st.markdown(
+        "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
+        "convolution workspace. The workspace request is where memory runs out:"
+    )
+    st.table(
+        pd.DataFrame(
+            [
+                {
+                    "batch": r.batch,
+                    "activations": format_size(r.activations),
+                    "workspace": format_size(r.workspace),
+                    "result": "fits" if r.ok else f"OOM at the {r.failed_at}",
+                    "allocator message": r.error,
+                }
+                for r in rows
+            ]
+        ),
+        hide_index=True,
+        border="horizontal",
+    )
+
+
 with layout.details:
     st.header("What the notes teach about memory, checked", anchor=False)
     tab_rule, tab_nograd, tab_load, tab_cudnn = st.tabs(
@@ -446,184 +675,25 @@ with layout.details:
             "no_grad (004:49)",
             "map_location (000:63)",
             "cuDNN error (002:1360)",
-        ]
+        ],
+        key="memory.notes_tab",
+        on_change="rerun",  # lazy: only the open tab runs
     )
     with tab_rule:
-        st.caption(
-            f"Each claim of the {cite('000:4')}-5 passage, decided by a live run of the simulator "
-            "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
-        )
-        st.table(
-            pd.DataFrame(
-                [
-                    {
-                        "notes": c.ref,
-                        "the notes say": c.quote_zh,
-                        "in English": c.claim_en,
-                        "holds": "yes" if c.holds else "no",
-                        "measured": c.evidence,
-                    }
-                    for c in _claims()
-                ]
-            ),
-            hide_index=True,
-            border="horizontal",
-        )
-        for callout in callouts_of("core.memory_scenarios").values():
-            notes_callout(callout)
-        st.caption(
-            "On a GPU, choose it above and run the guided scenario 'The 1 MiB pool threshold' "
-            "to see the real allocator place the same requests."
-        )
+        if tab_rule.open:
+            _allocator_rule_tab()
 
     with tab_nograd:
-        st.markdown(
-            "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
-            "In grad mode every forward saves activations for a backward that never comes, and an "
-            "evaluation loop that keeps its outputs keeps all of them alive through the graph."
-        )
-        notes_citation("004:49-53", verbatim=False)
-        c1, c2, c3 = st.columns(3)
-        ng_batch = c1.slider("Batch size", 1, 64, 8, key="memory.nograd_batch")
-        ng_size = c2.select_slider("Image size", [16, 32, 64, 128], 32, key="memory.nograd_size")
-        ng_batches = c3.slider("Batches kept", 1, 8, 3, key="memory.nograd_batches")
-        ng_device = settings.device if has_gpu else "cpu"
-        with st.spinner("Evaluating ..."):
-            demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "mode": m.mode,
-                        "saved for backward per batch": format_size(m.saved_per_batch),
-                        f"still held after {demo.batches} batch(es)": format_size(m.held),
-                        "output.requires_grad": m.output_requires_grad,
-                        **(
-                            {"CUDA max_memory_allocated growth": format_size(m.cuda_peak)}
-                            if m.cuda_peak is not None
-                            else {}
-                        ),
-                    }
-                    for m in demo.modes
-                ]
-            ),
-            hide_index=True,
-            key="memory.nograd_table",
-        )
-        grad = demo.modes[0]
-        st.markdown(
-            f"Measured on `{demo.device}` with `saved_tensors_hooks`: in grad mode each batch "
-            f"saves **{format_size(grad.saved_per_batch)}** of activations (the input, "
-            f"{format_size(demo.input_bytes)}, and the weights, {format_size(demo.weight_bytes)}, "
-            f"not counted), and keeping {demo.batches} outputs keeps "
-            f"**{format_size(grad.held)}** alive; under `torch.no_grad()` nothing is saved."
-            + (
-                ""
-                if grad.cuda_peak is not None
-                else " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
-                "table adds `torch.cuda.max_memory_allocated`."
-            )
-        )
-        show_code(
-            ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
-            title="Measure it yourself (runs on CPU)",
-        )
+        if tab_nograd.open:
+            _no_grad_tab()
 
     with tab_load:
-        st.markdown(
-            "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
-            "tensor to the device it was saved from, and fails if that device is missing; "
-            "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
-            "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
-        )
-        notes_citation("000:63", verbatim=False)
-        world = st.slider("DDP workers (processes)", 1, 8, 4, key="memory.load_world")
-        load = _map_location(world)
-        if load.rewritten:
-            st.info(
-                "No cuda:0 here: the file was written by torch.save on the CPU and its device tag "
-                "set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load below reads "
-                f"the tags {sorted(set(load.location_tags))}.",
-                icon=":material/info:",
-            )
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {"call": a.call, "lands on": a.device or "raises", "error": a.error or ""}
-                    for a in load.attempts
-                ]
-            ),
-            hide_index=True,
-            key="memory.load_table",
-        )
-        st.markdown(
-            f"GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
-            f"same {format_size(load.nbytes)} state_dict. Without `map_location` every copy is "
-            f"restored to its saved device `{load.saved_device}`: GPU 0 receives "
-            f"**{format_size(load.gpu0_bytes_without_map_location)}** (and every worker opens a "
-            "CUDA context there too), while the other GPUs get nothing. "
-            "`map_location=f'cuda:{local_rank}'` (or saving from the CPU, as the notes' fix does) "
-            "puts each copy on its own worker's GPU."
-        )
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "rank": w.rank,
-                        "no map_location": w.default_device,
-                        "map_location=f'cuda:{rank}'": w.mapped_device,
-                        "bytes": format_size(w.nbytes),
-                    }
-                    for w in load.workers
-                ]
-            ),
-            hide_index=True,
-            key="memory.load_workers",
-        )
-        notes_citation("000:76", verbatim=False)
-        show_code(ms.MAP_LOCATION_SNIPPET, title="Load it yourself")
+        if tab_load.open:
+            _map_location_tab()
 
     with tab_cudnn:
-        with st.container(border=True, key="memory.cudnn_card"):
-            st.markdown("**The notes say** (" + cite("002:1360-1367") + ")")
-            st.text("Unable to find a valid cuDNN algorithm to run convolution")
-            st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
-            st.text(
-                "In English: most likely the GPU does not have enough memory; making batch_size "
-                "smaller solved it."
-            )
-            st.markdown(
-                "**Why.** For each convolution cuDNN offers several algorithms, many of which need "
-                "a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates the "
-                "workspace through the caching allocator and, when that raises OutOfMemoryError, "
-                "tries the next algorithm; if every one fails it reports *Unable to find a valid "
-                "cuDNN algorithm* instead of the OOM. So the notes' reading is usually right, and "
-                "a smaller batch leaves room for a workspace. Builds that use the cuDNN v8 "
-                "frontend say *unable to find an engine to execute this computation* instead, "
-                "and that message also appears for GPUs or cuDNN versions the build does not "
-                "support, which no batch size fixes."
-            )
-        rows = _conv_oom()
-        st.markdown(
-            "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
-            "convolution workspace. The workspace request is where memory runs out:"
-        )
-        st.table(
-            pd.DataFrame(
-                [
-                    {
-                        "batch": r.batch,
-                        "activations": format_size(r.activations),
-                        "workspace": format_size(r.workspace),
-                        "result": "fits" if r.ok else f"OOM at the {r.failed_at}",
-                        "allocator message": r.error,
-                    }
-                    for r in rows
-                ]
-            ),
-            hide_index=True,
-            border="horizontal",
-        )
+        if tab_cudnn.open:
+            _cudnn_error_tab()
 
     steps = logs.get(backend.key, [])
     show_code(

@@ -116,6 +116,13 @@ def test_memory_live_chart_updates(server, page):
     page.goto(page_url(server.url, "memory"))
     wait_for_script(page)
     page.wait_for_function(f"({LIVE_POINTS_JS})() > 0", timeout=SCRIPT_TIMEOUT_MS)
+    # On the simulated GPU "Live" is off by default: no timer reruns, the history stands still
+    idle = page.evaluate(LIVE_POINTS_JS)
+    page.wait_for_timeout(2_500)
+    assert page.evaluate(LIVE_POINTS_JS) == idle
+    page.get_by_text("Live chart settings").click()
+    page.locator(".st-key-memory-live label").first.click()
+    wait_for_script(page)
     first = page.evaluate(LIVE_POINTS_JS)
     counts = [first]
     for _ in range(2):  # two further refreshes at the default 1 s interval
