@@ -12,11 +12,14 @@ system's, as the browser tests do) and prints two tables:
 2. **Page by page**: every page is opened in a fresh context (load time printed) and driven
    through its main controls, one at a time; median and max settle time per page.
 
-Settle time: from just before the action to ``[data-test-script-state='notRunning']`` on the
-app after a rerun started (read from a MutationObserver's log with the page's own clock). A rerun
-chained within 300 ms (``st.rerun``, a fragment) is waited for too. Controls are found by widget
-key (``.st-key-<key>``); a control that is not on the page is printed as "missing" and skipped,
-one in a closed tab or expander is revealed first. Nothing is asserted: timings depend on the
+Settle time: from the input event that commits the change, as the page's own clock saw it
+arrive (the click on a dropdown's option, not the click that opens it; Enter after typing a
+number; the key press on a slider; Playwright's checks before a click are not counted) to
+``[data-test-script-state='notRunning']`` on the app after a rerun started (read from a
+MutationObserver's log with the page's own clock). A rerun chained within 300 ms (``st.rerun``,
+a fragment) is waited for too. Controls are found by widget key (``.st-key-<key>``); a control
+that is not on the page is printed as "missing" and skipped, one in a closed tab or expander is
+revealed first. Nothing is asserted: timings depend on the
 machine and its load (the load average is printed before and after).
 """
 
@@ -163,6 +166,11 @@ HEAVIEST: dict[str, list[Action]] = {
 
 _RUNLOG_SCRIPT = """
 window.__runlog = [];
+window.__inputlog = [];
+for (const type of ['click', 'keydown']) {
+  // capture phase: the page's clock when the browser delivered the user's input event
+  window.addEventListener(type, (e) => window.__inputlog.push(e.timeStamp), true);
+}
 new MutationObserver((records) => {
   for (const r of records) {
     if (r.target.getAttribute && r.target.getAttribute('data-testid') === 'stApp') {
@@ -177,6 +185,12 @@ new MutationObserver((records) => {
 _RUN_STARTED = """([t0]) => {
   const log = window.__runlog || [];
   return log.findIndex(e => e[0] >= t0 && e[1] !== 'notRunning');
+}"""
+# Page time of the last input event (click, key) at or after t0 and before run i started.
+_INPUT_AT = """([t0, i]) => {
+  const started = window.__runlog[i][0];
+  const inputs = (window.__inputlog || []).filter(t => t >= t0 && t <= started);
+  return inputs.length ? inputs[inputs.length - 1] : t0;
 }"""
 # Time of the first 'notRunning' after entry i, or null.
 _RUN_ENDED = """([i]) => {
@@ -278,9 +292,15 @@ async def locate(page, key: str):
     return root, ""
 
 
-async def perform(page, root, kind: str, arg: object) -> str:
-    """Do one action on the control ``root``; raises if it cannot. Returns a note ("" or what
-    went differently, included in the time)."""
+async def now(page) -> float:
+    return await page.evaluate("performance.now()")
+
+
+async def perform(page, root, kind: str, arg: object) -> tuple[float, str]:
+    """Do one action on the control ``root``; raises if it cannot. Returns the page time just
+    before the event that commits the change (the option's click, the key press, Enter; opening
+    a dropdown or typing a number changes nothing yet) and a note ("" or what went
+    differently)."""
     note = ""
     if kind == "select":
         box = root.locator("[role='combobox']").first
@@ -296,29 +316,35 @@ async def perform(page, root, kind: str, arg: object) -> str:
                 await options.first.wait_for(timeout=5_000)
                 break
             except Exception:  # try the next way of opening it
-                note = "dropdown opened again (the wait is in the time)"
+                note = "dropdown opened again"
         option = options.nth(arg) if isinstance(arg, int) else options.filter(has_text=str(arg))
+        commit = await now(page)
         await option.first.click()
     elif kind == "slider":
         # baseweb sliders have a [role=slider] thumb; react-aria ones a hidden input[type=range]
         thumb = root.locator("[role='slider'], input[type='range']").first
         await thumb.focus()
+        commit = await now(page)
         await thumb.press(str(arg))
     elif kind == "toggle":
+        commit = await now(page)
         await root.locator("label").first.click()
     elif kind == "radio":
         labels = root.locator("[role='radiogroup'] label")
         target = labels.nth(arg) if isinstance(arg, int) else labels.filter(has_text=str(arg))
+        commit = await now(page)
         await target.first.click()
     elif kind == "button":
+        commit = await now(page)
         await root.locator("button").first.click()
     elif kind in ("number", "text"):
         box = root.locator("input, textarea").first
         await box.fill(str(arg))
+        commit = await now(page)
         await box.press("Enter")
     else:
         raise ValueError(f"unknown action {kind!r}")
-    return note
+    return commit, note
 
 
 async def settle(page, t0: float, timeout_s: float) -> float | None:
@@ -332,6 +358,7 @@ async def settle(page, t0: float, timeout_s: float) -> float | None:
             if time.monotonic() > deadline:
                 return None
             await page.wait_for_timeout(20)
+    t0 = await page.evaluate(_INPUT_AT, [t0, index])
     deadline = time.monotonic() + timeout_s
     while True:
         ended = await page.evaluate(_RUN_ENDED, [index])
@@ -362,8 +389,7 @@ async def timed_action(page, action: Action, timeout_s: float) -> Outcome:
     if await root.locator(disabled).count():
         return Outcome(label, note="disabled")
     try:
-        t0 = await page.evaluate("performance.now()")
-        note = await perform(page, root, kind, arg)
+        t0, note = await perform(page, root, kind, arg)
         seconds = await settle(page, t0, timeout_s)
     except Exception as error:  # a benchmark reports and goes on
         await page.keyboard.press("Escape")
