@@ -81,6 +81,8 @@ SIZES = {"240x320": (240, 320), "480x640": (480, 640), "720x1280": (720, 1280)}
 WINDOW_CHOICES = [3, 5, 9, 17, 33, 65, 129]
 PANEL_MAX_SIDE = 320  # the main figure's panels are drawn ~300 px wide, on a projector too
 HEAT_MAX_SIDE = 640  # a full 720x1280 float heat map is ~12 MB of plotly JSON per chart and rerun
+#: The lazy tabs under the picture; only the open one runs (the first is open on arrival).
+DETAIL_TABS = ("Window sizes", "Accuracy and speed", "The notes' NumPy loop")
 CACHE_TTL_S = 3600  # shared results live an hour, then are computed again
 #: Mask panel colours: valid flow pale blue, holes near-black, so a mask that is all holes or
 #: all valid (a border band, a full hole fraction) still shows against the white page.
@@ -252,6 +254,19 @@ def _heat_fig(z: np.ndarray, title: str, colorbar: str, *, zmin: float | None = 
                                        height=300, **_picture_axes()))
 
 
+def _show_comparison_if_on() -> None:
+    """Switching the notes' reference on opens the tab where its time and error appear."""
+    if st.session_state.get("flow.notes"):
+        st.session_state["flow.details_tab"] = DETAIL_TABS[1]
+
+
+class _QuietStatus:
+    """Stands in for ``st.status`` when only the main fill runs: nothing to report."""
+
+    def update(self, **_: object) -> None:
+        pass
+
+
 def _fail(message: str, hint: str) -> None:
     with layout.figure:
         st.error(f"{message}\n\n**What to change:** {hint}")
@@ -360,10 +375,11 @@ rate, rate_when = _reference_rates().get(settings.device, (NOTES_REFERENCE_MS_PE
 expected_ms = estimate_notes_ms(shape, int(max_window), rate)
 with layout.controls:
     with_notes = st.toggle(
-        "Notes' avg_pool2d", key="flow.notes",
+        "Notes' avg_pool2d", key="flow.notes", on_change=_show_comparison_if_on,
         help="Run and time the notes' vectorised avg_pool2d version (000:80) beside the fast "
-        "backends. It is slow on a CPU, so it is off by default above "
-        f"{NOTES_REFERENCE_DEFAULT_MAX_PIXELS:,} pixels (240x320).",
+        "backends, in the *Accuracy and speed* tab (switching it on opens that tab). It is "
+        f"slow on a CPU, so it is off by default above {NOTES_REFERENCE_DEFAULT_MAX_PIXELS:,} "
+        "pixels (240x320).",
     )
     basis = (f"rate measured here at {rate_when}" if rate_when
              else "rate measured on this 2-core CPU")
@@ -398,35 +414,42 @@ with layout.figure:
 
 # ---------------------------------------------------------------- the other methods, in stages
 with layout.details:
-    run_box = st.container()
-    windows_box = st.container()
-    accuracy_box = st.container()
-    numpy_box = st.container()
-    rest_box = st.container()
-with windows_box:
-    st.header("Window sizes", anchor=False)
-    per_scale = st.toggle("Show what each scale contributes", key="flow.per_scale")
-with numpy_box:
-    st.header("The notes' first version: a per-pixel NumPy loop", anchor=False)
-    with_numpy = st.toggle(
-        "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
-        help=f"The notes' first version (000:79): a Python loop over the hole pixels, a few "
-        f"hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} hole "
-        "pixels.",
+    # Lazy tabs (on_change="rerun"): the other methods run only while a tab that shows them is
+    # open, so a change to the picture's controls costs one fill, not six (issue 12).
+    windows_box, accuracy_box, numpy_box = st.tabs(
+        list(DETAIL_TABS), key="flow.details_tab", on_change="rerun"
     )
+    rest_box = st.container()
+compare = bool(accuracy_box.open or numpy_box.open)
+with windows_box:
+    per_scale = windows_box.open and st.toggle("Show what each scale contributes",
+                                               key="flow.per_scale")
+# the NumPy loop's switch lives in its tab; while that tab is closed its kept value still holds
+with_numpy = bool(st.session_state.get("flow.notes_numpy", False))
+if numpy_box.open:
+    with numpy_box:
+        with_numpy = st.toggle(
+            "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
+            help=f"The notes' first version (000:79): a Python loop over the hole pixels, a "
+            f"few hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} "
+            "hole pixels.",
+        )
 numpy_skipped = with_numpy and hole_px > NOTES_NUMPY_MAX_HOLES
 run_numpy = with_numpy and not numpy_skipped
 
-names = [METHOD_CV2, "gradual mean (torch backend)"]
-if with_notes:
-    names.append(NOTES_TORCH_METHOD)
-if run_numpy:
-    names.append(NOTES_NUMPY_METHOD)
-names.extend(OTHER_METHODS)
+names = [METHOD_CV2]
+if compare:
+    names.append("gradual mean (torch backend)")
+    if with_notes:
+        names.append(NOTES_TORCH_METHOD)
+    if run_numpy:
+        names.append(NOTES_NUMPY_METHOD)
+    names.extend(OTHER_METHODS)
 results: list[MethodResult] = [main_row]
 stamps: dict[str, float] = {METHOD_CV2: main_at}
-with run_box:
-    status = st.status(f"Filling with {len(names)} methods...", expanded=False)
+with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unless compare
+    status = (st.status(f"Filling with {len(names)} methods...", expanded=False) if compare
+              else _QuietStatus())
     t0 = time.perf_counter()
     try:
         for i, name in enumerate(names[1:], start=2):
@@ -486,63 +509,70 @@ if case.reference is not None:
                    alt=f"Flow colour image of the {case.reference_kind}.")
 
 # ---------------------------------------------------------------- windows
-with windows_box:
-    if heat_step > 1:
-        nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
-        st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, "
-                   "to keep the page responsive at this size.")
-    used = fill.scales_used[..., 0].astype(float)
-    used[~case.mask] = np.nan
-    s1, s2 = st.columns(2)
-    with s1:
-        show_chart(_heat_fig(used, "Scales that contributed (holes)", "scales",
-                             zmin=0, zmax=len(windows)), key="flow.scales_map",
-                   alt="Heat map over the holes of how many window sizes had a valid sample; "
-                   "deep inside a hole only the larger windows reach valid flow.")
-    hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
-    bars = go.Figure(
-        go.Bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
-               hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
-        layout=dict(title="Hole pixels by contributing scales", height=300,
-                    margin=dict(l=0, r=0, t=30, b=0),
-                    xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
-    )
-    with s2:
-        show_chart(bars, key="flow.scales_hist",
-                   alt="Bar chart: number of hole pixels by how many window sizes contributed "
-                   f"(0 to {len(windows)}).")
-    all_scales = int(hist[len(windows)])
-    st.markdown(
-        f"With `max_window={max_window}` the fill averages {len(windows)} window means "
-        f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
-        f"valid sample at every scale; the others sit deep inside a hole, so only the larger "
-        f"windows reach valid flow. **{fill.unfilled:,} hole values stayed NaN** (no valid "
-        f"sample within {windows[-1]}x{windows[-1]})"
-        + (" -- raise max_window to reach them." if fill.unfilled else ".")
-    )
-    if fill.unfilled:
-        st.warning(f"{fill.unfilled:,} hole values are still NaN: no valid sample lies within "
-                   f"the largest window ({windows[-1]}x{windows[-1]}). Raise max_window.")
-    if per_scale and comp.per_scale:
-        st.markdown("Each scale's masked mean on its own (holes only; black = that window saw "
-                    "no valid sample). The fill is the average of the non-black ones.")
-        per = []
-        for k in windows:
-            m = comp.per_scale[k].copy()
-            m[~case.mask] = np.nan
-            per.append(m)
-        per_rgb = flow_to_rgb(*per, main.filled)
-        tabs = st.tabs([f"{k}x{k}" for k in windows])
-        for tab, k, img in zip(tabs, windows, per_rgb[:-1], strict=True):
-            with tab:
-                show_chart(_image_fig(img, f"window {k}x{k}"),
-                           alt=f"Flow colour image of the {k}x{k} window's masked mean at the "
-                           "holes; black where that window saw no valid sample.")
+if windows_box.open:
+    with windows_box:
+        if heat_step > 1:
+            nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
+            st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, "
+                       "to keep the page responsive at this size.")
+        used = fill.scales_used[..., 0].astype(float)
+        used[~case.mask] = np.nan
+        s1, s2 = st.columns(2)
+        with s1:
+            show_chart(_heat_fig(used, "Scales that contributed (holes)", "scales",
+                                 zmin=0, zmax=len(windows)), key="flow.scales_map",
+                       alt="Heat map over the holes of how many window sizes had a valid sample; "
+                       "deep inside a hole only the larger windows reach valid flow.")
+        hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
+        bars = go.Figure(
+            go.Bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
+                   hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
+            layout=dict(title="Hole pixels by contributing scales", height=300,
+                        margin=dict(l=0, r=0, t=30, b=0),
+                        xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
+        )
+        with s2:
+            show_chart(bars, key="flow.scales_hist",
+                       alt="Bar chart: number of hole pixels by how many window sizes contributed "
+                       f"(0 to {len(windows)}).")
+        all_scales = int(hist[len(windows)])
+        st.markdown(
+            f"With `max_window={max_window}` the fill averages {len(windows)} window means "
+            f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
+            f"valid sample at every scale; the others sit deep inside a hole, so only the larger "
+            f"windows reach valid flow. **{fill.unfilled:,} hole values stayed NaN** (no valid "
+            f"sample within {windows[-1]}x{windows[-1]})"
+            + (" -- raise max_window to reach them." if fill.unfilled else ".")
+        )
+        if fill.unfilled:
+            st.warning(f"{fill.unfilled:,} hole values are still NaN: no valid sample lies within "
+                       f"the largest window ({windows[-1]}x{windows[-1]}). Raise max_window.")
+        if per_scale and comp.per_scale:
+            st.markdown("Each scale's masked mean on its own (holes only; black = that window saw "
+                        "no valid sample). The fill is the average of the non-black ones.")
+            per = []
+            for k in windows:
+                m = comp.per_scale[k].copy()
+                m[~case.mask] = np.nan
+                per.append(m)
+            per_rgb = flow_to_rgb(*per, main.filled)
+            tabs = st.tabs([f"{k}x{k}" for k in windows])
+            for tab, k, img in zip(tabs, windows, per_rgb[:-1], strict=True):
+                with tab:
+                    show_chart(_image_fig(img, f"window {k}x{k}"),
+                               alt=f"Flow colour image of the {k}x{k} window's masked mean at the "
+                               "holes; black where that window saw no valid sample.")
 
 # ---------------------------------------------------------------- accuracy and timing
-when = {n: ("this run" if stamps[n] >= run_start
-            else f"cache, {max(1, round((run_start - stamps[n]) / 60))} min ago")
-        for n in stamps}
+def _made(stamp: float) -> str:
+    """When a result was computed: this run, or how long ago it went into the cache."""
+    if stamp >= run_start:
+        return "this run"
+    minutes = (run_start - stamp) / 60
+    return "cache, <1 min ago" if minutes < 1 else f"cache, {round(minutes)} min ago"
+
+
+when = {n: _made(stamps[n]) for n in stamps}
 rows = [
     {
         "method": m.name,
@@ -556,132 +586,135 @@ rows = [
     }
     for m in comp.methods
 ]
-with accuracy_box:
-    st.header("Accuracy and speed", anchor=False)
-    st.dataframe(rows, width="stretch", hide_index=True)
-    if cached:
-        st.markdown(
-            f"*{len(cached)} of {len(names)} timings come from the cache* (column *timed*): "
-            "the same flow and settings were filled earlier, in this or another session, and "
-            "the time shown is the one measured then."
-        )
-    if case.reference is None:
-        st.info("This flow brought its own holes, so there is nothing to compare the fill "
-                "with: upload a flow without NaN to get EPE numbers against the pre-mask flow.")
-    else:
-        method_names = [m.name for m in comp.methods]
-        pick = st.selectbox("EPE map of", method_names, key="flow.epe_method")
-        chosen = comp.methods[method_names.index(pick)]
-        epe = chosen.epe.copy()
-        epe[~case.mask] = np.nan
-        a1, a2 = st.columns(2)
-        with a1:
-            show_chart(_heat_fig(epe, f"Endpoint error vs {case.reference_kind}", "px"),
-                       key="flow.epe_map",
-                       alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
-                       f"pixels, against the {case.reference_kind}.")
-        timing = go.Figure(
-            go.Bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
-                   hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
-            # dtick=1: label the powers of ten only (no small 2 and 5 labels)
-            layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
-                        xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
-        )
-        with a2:
-            show_chart(timing, key="flow.timing",
-                       alt="Horizontal bar chart of each method's time in ms, log scale: "
-                       + "; ".join(f"{m.name} {m.ms:.1f} ms" for m in comp.methods) + ".")
-        best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
-                   key=lambda m: m.mean_epe, default=None)
-        near = comp.methods[-1]
-        if best is not None:
+notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
+if accuracy_box.open:
+    with accuracy_box:
+        st.header("Accuracy and speed", anchor=False)
+        st.dataframe(rows, width="stretch", hide_index=True)
+        if cached:
             st.markdown(
-                f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes "
-                f"is **{main.mean_epe:.3f} px**, nearest-valid fill's is "
-                f"**{near.mean_epe:.3f} px**; the most accurate here is *{best.name}*. "
-                "Averaging many valid neighbours cancels noise, and on linear motion the mean "
-                "of a symmetric window is exact; at motion boundaries (try *piecewise*) large "
-                "windows mix both motions."
+                f"*{len(cached)} of {len(names)} timings come from the cache* (column *timed*): "
+                "the same flow and settings were filled earlier, in this or another session, and "
+                "the time shown is the one measured then."
             )
-    notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
-    if notes_row is not None:
-        fast = min(comp.methods[:2], key=lambda m: m.ms)
-        st.markdown(
-            f"Speed on `{settings.device}`: the notes' avg_pool2d version took "
-            f"{notes_row.ms:.1f} ms, the fastest backend ({fast.name}) {fast.ms:.1f} ms -- "
-            f"**{notes_row.ms / max(fast.ms, 1e-6):.0f}x** faster, with a largest difference "
-            f"of {max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]):.1e}. avg_pool2d "
-            "adds up k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), "
-            "and the fast backends do the divisions only at the holes."
-        )
-        with st.container(border=True, key="flow.three_ms"):
-            claim, measured = st.columns(2)
-            claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
-            claim.text(NOTES_CLAIM_ZH)
-            claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
-            measured.markdown("**Measured here**" + (" just now" if stamps[NOTES_TORCH_METHOD]
-                                                     >= run_start else " (from the cache)"))
-            measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
-                            help="The notes' claim is 3 ms.")
-            measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
-    else:
-        st.markdown(
-            f"Switch on *Notes' avg_pool2d* (beside the picture) to time it against the notes' "
-            f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}); expected here: about "
-            f"{_seconds(expected_ms)}."
-        )
+        if case.reference is None:
+            st.info("This flow brought its own holes, so there is nothing to compare the fill "
+                    "with: upload a flow without NaN to get EPE numbers against the pre-mask flow.")
+        else:
+            method_names = [m.name for m in comp.methods]
+            pick = st.selectbox("EPE map of", method_names, key="flow.epe_method")
+            chosen = comp.methods[method_names.index(pick)]
+            epe = chosen.epe.copy()
+            epe[~case.mask] = np.nan
+            a1, a2 = st.columns(2)
+            with a1:
+                show_chart(_heat_fig(epe, f"Endpoint error vs {case.reference_kind}", "px"),
+                           key="flow.epe_map",
+                           alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
+                           f"pixels, against the {case.reference_kind}.")
+            timing = go.Figure(
+                go.Bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
+                       hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
+                # dtick=1: label the powers of ten only (no small 2 and 5 labels)
+                layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
+                            xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
+            )
+            with a2:
+                show_chart(timing, key="flow.timing",
+                           alt="Horizontal bar chart of each method's time in ms, log scale: "
+                           + "; ".join(f"{m.name} {m.ms:.1f} ms" for m in comp.methods) + ".")
+            best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
+                       key=lambda m: m.mean_epe, default=None)
+            near = comp.methods[-1]
+            if best is not None:
+                st.markdown(
+                    f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes "
+                    f"is **{main.mean_epe:.3f} px**, nearest-valid fill's is "
+                    f"**{near.mean_epe:.3f} px**; the most accurate here is *{best.name}*. "
+                    "Averaging many valid neighbours cancels noise, and on linear motion the mean "
+                    "of a symmetric window is exact; at motion boundaries (try *piecewise*) large "
+                    "windows mix both motions."
+                )
+        if notes_row is not None:
+            fast = min(comp.methods[:2], key=lambda m: m.ms)
+            st.markdown(
+                f"Speed on `{settings.device}`: the notes' avg_pool2d version took "
+                f"{notes_row.ms:.1f} ms, the fastest backend ({fast.name}) {fast.ms:.1f} ms -- "
+                f"**{notes_row.ms / max(fast.ms, 1e-6):.0f}x** faster, with a largest difference "
+                f"of {max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]):.1e}. avg_pool2d "
+                "adds up k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), "
+                "and the fast backends do the divisions only at the holes."
+            )
+            with st.container(border=True, key="flow.three_ms"):
+                claim, measured = st.columns(2)
+                claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
+                claim.text(NOTES_CLAIM_ZH)
+                claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
+                measured.markdown("**Measured here**" + (" just now" if stamps[NOTES_TORCH_METHOD]
+                                                         >= run_start else " (from the cache)"))
+                measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
+                                help="The notes' claim is 3 ms.")
+                measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
+        else:
+            st.markdown(
+                f"Switch on *Notes' avg_pool2d* (beside the picture) to time it against the notes' "
+                f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}); expected here: about "
+                f"{_seconds(expected_ms)}."
+            )
 
-with numpy_box:
-    numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
-    sizes = notes_window_sizes(int(max_window) - 1)
-    st.markdown(
-        f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of "
-        f"its window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
-        f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their "
-        "code differs from the vectorised method in four ways: the window `(cx - w//2, "
-        "cy - w//2, cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and "
-        "down, w/2 left and up), `crop_rect` pads outside the image with **zeros that count "
-        "as flow**, every fill is written back at once so **later holes average earlier "
-        "fills**, and an early `break` after a window with no valid sample would leave the "
-        "hole NaN (the in-place filling makes that unreachable with the default mask: the row "
-        "above a hole is always the zero border or already filled)."
-    )
-    if numpy_row is not None and case.reference is not None:
-        vectorised = notes_row or main  # same method; the fast backend when the reference is off
-        ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
-        per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
+if numpy_box.open:
+    with numpy_box:
+        numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
+        sizes = notes_window_sizes(int(max_window) - 1)
         st.markdown(
-            f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
-            f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for "
-            f"the vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
-            f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole "
-            "pixel). The time is for the notes' loop with one change that leaves every bit of "
-            "the output alone: `crop_rect` pads the whole image for every window of every "
-            "hole, which this loop skips by building only the window; the code as printed is "
-            "slower still."
+            f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of "
+            f"its window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
+            f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their "
+            "code differs from the vectorised method in four ways: the window `(cx - w//2, "
+            "cy - w//2, cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and "
+            "down, w/2 left and up), `crop_rect` pads outside the image with **zeros that count "
+            "as flow**, every fill is written back at once so **later holes average earlier "
+            "fills**, and an early `break` after a window with no valid sample would leave the "
+            "hole NaN (the in-place filling makes that unreachable with the default mask: the row "
+            "above a hole is always the zero border or already filled)."
         )
-    elif numpy_row is not None:
-        differs = (f"; its largest difference from the avg_pool2d version on this flow is "
-                   f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes
-                   else "")
-        st.markdown(
-            f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. "
-            "This flow has no reference, so neither can be scored."
+        if numpy_row is not None and case.reference is not None:
+            # same method; the fast backend when the reference is off
+            vectorised = notes_row or main
+            ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
+            per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
+            st.markdown(
+                f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
+                f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for "
+                f"the vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
+                f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole "
+                "pixel). The time is for the notes' loop with one change that leaves every bit of "
+                "the output alone: `crop_rect` pads the whole image for every window of every "
+                "hole, which this loop skips by building only the window; the code as printed is "
+                "slower still."
+            )
+        elif numpy_row is not None:
+            differs = (f"; its largest difference from the avg_pool2d version on this flow is "
+                       f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes
+                       else "")
+            st.markdown(
+                f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. "
+                "This flow has no reference, so neither can be scored."
+            )
+        elif not numpy_skipped:
+            st.info(
+                "Switch on *Run the notes' original NumPy loop* above to add it to the table, "
+                f"with its error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it "
+                "shows its progress while it runs)."
+            )
+        show_code(
+            notes_numpy_snippet_for(
+                spec if source in ("synthetic", "stereo", "affine") else None,
+                int(max_window),
+                upload_name=upload.name if upload is not None else None,
+            ),
+            title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
         )
-    elif not numpy_skipped:
-        st.info(
-            "Switch on *Run the notes' original NumPy loop* above to add it to the table, with its "
-            f"error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it shows its "
-            "progress while it runs)."
-        )
-    show_code(
-        notes_numpy_snippet_for(
-            spec if source in ("synthetic", "stereo", "affine") else None,
-            int(max_window),
-            upload_name=upload.name if upload is not None else None,
-        ),
-        title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
-    )
 
 with rest_box:
     with st.expander("The formula"):

@@ -19,6 +19,7 @@ from core.flowfill import (
     save_flo,
     synthetic_flow,
 )
+from tests.app.conftest import open_tab
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -53,6 +54,15 @@ def _block_keys(at) -> set[str]:
     return keys
 
 
+TABS = "flow.details_tab"
+WINDOWS, ACCURACY, NUMPY = "Window sizes", "Accuracy and speed", "The notes' NumPy loop"
+
+
+def _compare(at):
+    """Open the lazy 'Accuracy and speed' tab: the other methods run and their table shows."""
+    return open_tab(at, TABS, ACCURACY)
+
+
 @pytest.fixture
 def flow_page(open_page):
     at = open_page("flow")
@@ -66,6 +76,10 @@ def test_default_view(flow_page):
     assert not at.error
     text = " ".join(m.value for m in at.markdown)
     assert "`33x33`" in text and "stayed NaN" in text
+    # on arrival: the picture and the window sizes; the other methods wait in their lazy tab
+    assert at.session_state[TABS] == WINDOWS and not at.dataframe
+    _compare(at)
+    text = " ".join(m.value for m in at.markdown)
     assert "faster" in text  # timing explanation tied to live numbers
     assert len(at.dataframe) == 1
     table = at.dataframe[0].value
@@ -75,7 +89,6 @@ def test_default_view(flow_page):
     assert any("gradual_mean_fill" in c.value for c in at.code)
     # the notes' NumPy loop is offered, not run by default (it is a per-pixel Python loop)
     assert NOTES_NUMPY_METHOD not in list(table["method"])
-    assert any("Run the notes' original NumPy loop" in i.value for i in at.info)
     # the notes' "3 ms" beside the measured time of the vectorised version, with the device
     texts = " ".join(t.value for t in at.text)
     assert NOTES_CLAIM_ZH in texts
@@ -95,6 +108,8 @@ def test_default_view(flow_page):
     assert "neither the frame size nor the device" in texts
     # the title's '2**k + 1' is shown as written, not turned into bold by st.markdown
     assert any(r"not 2\*\*k + 1" in m.value for m in at.markdown)
+    open_tab(at, TABS, NUMPY)
+    assert any("Run the notes' original NumPy loop" in i.value for i in at.info)
 
 
 def test_window_controls(flow_page):
@@ -106,7 +121,8 @@ def test_window_controls(flow_page):
     at.toggle(key="flow.per_scale").set_value(True)
     at.select_slider(key="flow.max_window").set_value(129).run()
     assert not at.exception and not at.error
-    assert len(at.tabs) == 7  # one tab per window 3 ... 129
+    windows = [t.label for t in at.tabs if re.fullmatch(r"\d+x\d+", t.label)]
+    assert len(windows) == 7  # one tab per window 3 ... 129
 
 
 def test_large_holes_report_unfilled(flow_page):
@@ -126,6 +142,7 @@ def test_real_stereo_with_fb_mask(flow_page):
     assert "Forward-backward check" in at.selectbox(key="flow.mask").options  # images only
     at.selectbox(key="flow.mask").select("fb").run()
     assert not at.exception and not at.error
+    _compare(at)
     assert "pre-mask flow" in " ".join(m.value for m in at.markdown)
 
 
@@ -140,7 +157,7 @@ def test_upload_good_flo(flow_page):
     flow = synthetic_flow("vortex", 40, 60)[0]
     at.file_uploader(key="flow.file").upload("good.flo", save_flo(flow)).run()
     assert not at.exception and not at.error
-    assert len(at.dataframe) == 1
+    assert len(_compare(at).dataframe) == 1
 
 
 def test_upload_flow_with_own_holes(flow_page):
@@ -151,6 +168,7 @@ def test_upload_flow_with_own_holes(flow_page):
     flow[5:9, 5:12] = np.nan
     at.file_uploader(key="flow.file").upload("holes.npy", _npy(flow)).run()
     assert not at.exception and not at.error
+    _compare(at)
     assert any("nothing to compare" in i.value for i in at.info)
 
 
@@ -203,8 +221,8 @@ def _count_runs(monkeypatch) -> list[tuple[str, int]]:
 def test_display_only_widgets_do_not_refill(flow_page, monkeypatch):
     # Picking which EPE map to show must not rerun any method (the notes' avg_pool2d
     # reference takes seconds on a small CPU); the page reuses the cached results.
+    at = _compare(flow_page)
     calls = _count_runs(monkeypatch)
-    at = flow_page
     at.select_slider(key="flow.max_window").set_value(9).run()
     # only the methods that depend on max_window are filled again
     assert sorted(calls) == sorted([("gradual mean (cv2 backend)", 9),
@@ -221,12 +239,13 @@ def test_second_session_reuses_the_cached_fills(open_page, monkeypatch):
     # Five students opening the same view must not each fill it again: the cases and every
     # method's result are cached on the inputs, shared by all sessions, and the page says the
     # timings came from the cache.
-    first = open_page("flow")
+    first = _compare(open_page("flow"))
     assert not first.exception and not first.error
     timed_first = list(first.dataframe[0].value["timed"])
-    assert set(timed_first) == {"this run"}
+    # the main fill was made on arrival (the run before the tab opened), the others just now
+    assert timed_first[0] == "cache, <1 min ago" and set(timed_first[1:]) == {"this run"}
     calls = _count_runs(monkeypatch)
-    second = open_page("flow")
+    second = _compare(open_page("flow"))
     assert not second.exception and not second.error
     assert calls == []
     table = second.dataframe[0].value
@@ -251,8 +270,8 @@ def test_all_nan_upload_gets_a_file_hint(flow_page):
 def test_notes_reference_off_by_default_above_240x320(flow_page, monkeypatch):
     # 720x1280 with the reference on froze the page for 37 s: above 240x320 it starts off,
     # and the page says how long it would take before anyone runs it.
+    at = _compare(flow_page)
     calls = _count_runs(monkeypatch)
-    at = flow_page
     assert at.toggle(key="flow.notes").value is True  # small default flow: on
     at.selectbox(key="flow.size").select("480x640").run()
     assert not at.exception and not at.error
@@ -304,21 +323,23 @@ def test_large_maps_are_sent_downsampled(flow_page):
     # scale-count and EPE maps at most HEAT_MAX_SIDE pixels a side.
     import json
 
-    at = flow_page
+    at = _compare(flow_page)
     at.selectbox(key="flow.size").select("720x1280").run()
     assert not at.exception and not at.error
     # the notes' reference (~20 s here at this size) is off by default, not left on
     assert at.toggle(key="flow.notes").value is False
     assert NOTES_TORCH_METHOD not in list(at.dataframe[0].value["method"])
     heat = []
-    for chart in at.get("plotly_chart"):
-        fig = json.loads(chart.proto.spec)
-        for trace in fig["data"]:
-            if trace.get("type") == "heatmap":
-                z = trace["z"]  # plotly >= 6 sends a typed array {"bdata", "shape": "H, W"}
-                shape = (tuple(int(v) for v in z["shape"].split(",")) if isinstance(z, dict)
-                         else (len(z), len(z[0])))
-                heat.append(shape)
+    for tab in (ACCURACY, WINDOWS):  # the EPE map, then the scale-count map
+        open_tab(at, TABS, tab)
+        for chart in at.get("plotly_chart"):
+            fig = json.loads(chart.proto.spec)
+            for trace in fig["data"]:
+                if trace.get("type") == "heatmap":
+                    z = trace["z"]  # plotly >= 6 sends a typed array {"bdata", "shape": "H, W"}
+                    shape = (tuple(int(v) for v in z["shape"].split(",")) if isinstance(z, dict)
+                             else (len(z), len(z[0])))
+                    heat.append(shape)
     assert len(heat) == 2, heat
     assert all(max(shape) <= 640 for shape in heat), heat
     assert any("every 2nd pixel" in c.value for c in at.caption)
@@ -335,12 +356,14 @@ def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
         return real(case, name, **kwargs)
 
     monkeypatch.setattr(ff, "run_method", spy)
-    at = flow_page
+    at = open_tab(flow_page, TABS, NUMPY)
     at.slider(key="flow.fraction").set_value(0.05)
     at.toggle(key="flow.notes_numpy").set_value(True).run()
     assert not at.exception and not at.error
     assert callable(seen[NOTES_NUMPY_METHOD]["progress"])  # the loop shows its progress
-    table = at.dataframe[0].value
+    text = " ".join(m.value for m in at.markdown)
+    code = next(c.value for c in at.code if "notes_gradual_mean_numpy(flow, 32)" in c.value)
+    table = _compare(at).dataframe[0].value  # the switch holds while its tab is closed
     assert len(table) == 7
     rows = table.set_index("method")
     numpy_epe = rows.loc[NOTES_NUMPY_METHOD, "mean EPE on holes (px)"]
@@ -348,12 +371,10 @@ def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
     assert numpy_epe > 3 * pool_epe, (numpy_epe, pool_epe)  # off-centre windows, zero border
     assert rows.loc[NOTES_NUMPY_METHOD, "device"] == "cpu"
     assert rows.loc[NOTES_NUMPY_METHOD, "time (ms)"] > 0
-    text = " ".join(m.value for m in at.markdown)
     assert f"**{numpy_epe:.3f} px**, against **{pool_epe:.3f} px**" in text
     assert f"**{numpy_epe / pool_epe:.1f}x** the error" in text
     assert "windows 32, 16, 8, 4, 2" in text
     # the snippet shown for it runs as-is and prints the same two errors
-    code = next(c.value for c in at.code if "notes_gradual_mean_numpy(flow, 32)" in c.value)
     printed: list[str] = []
     exec(compile(code, "<snippet>", "exec"),
          {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
@@ -362,11 +383,32 @@ def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
 
 
 def test_notes_numpy_loop_is_bounded(flow_page):
-    at = flow_page
+    at = open_tab(flow_page, TABS, NUMPY)
     at.toggle(key="flow.notes").set_value(False)
     at.selectbox(key="flow.size").select("480x640")
     at.toggle(key="flow.notes_numpy").set_value(True).run()
     assert not at.exception and not at.error
     warning = " ".join(w.value for w in at.warning)
     assert "NumPy loop is skipped" in warning and f"{NOTES_NUMPY_MAX_HOLES:,}" in warning
-    assert NOTES_NUMPY_METHOD not in list(at.dataframe[0].value["method"])
+    assert NOTES_NUMPY_METHOD not in list(_compare(at).dataframe[0].value["method"])
+
+
+def test_arrival_and_picture_controls_fill_once(open_page, monkeypatch):
+    # Lazy tabs (issue 12): with the comparison tab closed, opening the page and moving a
+    # picture control run the main fill only, not the five other methods.
+    calls = _count_runs(monkeypatch)
+    at = open_page("flow")
+    assert not at.exception and not at.error
+    assert [name for name, _ in calls] == ["gradual mean (cv2 backend)"]
+    at.slider(key="flow.noise").set_value(0.4).run()
+    assert [name for name, _ in calls] == ["gradual mean (cv2 backend)"] * 2
+
+
+def test_notes_switch_opens_the_comparison(flow_page):
+    at = flow_page
+    at.toggle(key="flow.notes").set_value(False).run()
+    assert at.session_state[TABS] == WINDOWS
+    at.toggle(key="flow.notes").set_value(True).run()
+    assert not at.exception
+    assert at.session_state[TABS] == ACCURACY
+    assert NOTES_TORCH_METHOD in list(at.dataframe[0].value["method"])
