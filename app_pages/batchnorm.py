@@ -484,6 +484,188 @@ def _frozen_tab() -> None:
     elif not track:
         st.info("track_running_stats=False: there are no running statistics to freeze.")
 
+def _formula_tab() -> None:
+    """The formula with this batch's numbers (notes 000:11, 002:801-805)."""
+    st.caption(f"The {cite(bn.NOTES_REFS['formula'])} list the symbols of the PyTorch 1.10 "
+               f"documentation (γ, β, E[x], Var[x]); the {cite(bn.NOTES_REFS['formula_missing'])} "
+               "announce the formula and stop. Here it is, for one element of the batch shown in "
+               "section 1 and the channel chosen beside the chart.")
+    f1, f2, f3, f4 = st.columns(4)
+    # lazy tab: defaults through the session state, in the run that draws the widgets (a value
+    # restored after the tab was closed then wins, without a Session State warning)
+    for name, default in (("formula_sample", 0), ("formula_position", 0), ("formula_gamma", 1.5),
+                          ("formula_beta", 0.25)):
+        st.session_state.setdefault(f"batchnorm.{name}", default)
+    sample_raw = int(f1.number_input("sample n", 0, 255, key="batchnorm.formula_sample"))
+    positions = int(np.prod(spatial)) if spatial else 1
+    position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999,
+                                       key="batchnorm.formula_position", disabled=dims == 0,
+                                       help="Index into the L or H×W positions, row by row."))
+    gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, step=0.25,
+                                  key="batchnorm.formula_gamma", disabled=not affine))
+    beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, step=0.25,
+                                 key="batchnorm.formula_beta", disabled=not affine))
+    f_sample = min(sample_raw, batch_size - 1)
+    f_position = min(position_raw, positions - 1) if dims else 0
+    if (f_sample, f_position) != (sample_raw, position_raw if dims else 0):
+        st.caption(f"The batch has {batch_size} samples and {positions} positions per channel: "
+                   f"following sample {f_sample}, position {f_position}.")
+    f_weight, f_bias = (gamma, beta) if affine else (None, None)
+    if torch_error is not None:
+        st.info("The formula needs the batch's variance, and each channel of this input holds one "
+                "value: see the *A batch of one* tab.", icon=":material/info:")
+    else:
+        try:
+            check = bn.formula_check(x, sample=f_sample, channel=channel, position=f_position,
+                                     eps=eps, weight=f_weight, bias=f_bias)
+        except ValueError as error:
+            st.error(f"{error}\n\nHint: pick another element or eps.", icon=":material/error:")
+        else:
+            affine_tex = (rf"\cdot {_fmt(check.weight)} + {_fmt(check.bias)}" if affine else "")
+            st.latex(r"y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}}"
+                     + (r"\cdot\gamma + \beta" if affine else ""))
+            st.latex(rf"y_{{{','.join(str(i) for i in check.index)}}} = "
+                     rf"\frac{{{check.x:.6g} - ({check.mean:.6g})}}"
+                     rf"{{\sqrt{{{check.var_biased:.6g} + {check.eps:g}}}}}{affine_tex}"
+                     rf" = {check.y_formula:.7g}")
+            st.markdown(
+                f"E[x] and Var[x] are channel {channel}'s mean and **biased** variance over all "
+                f"n = N·spatial = {check.n} values of the batch (`x.var(dims, correction=0)`); "
+                f"ε = eps = {check.eps:g}" + (f", γ = {check.weight:g}, β = {check.bias:g}."
+                                              if affine else "; affine=False: no γ, β.")
+            )
+            r1, r2, r3 = st.columns(3)
+            r1.metric("formula (float64)", f"{check.y_formula:.7g}")
+            r2.metric(f"nn.{check.module_name} in train()", f"{check.y_module:.7g}")
+            r3.metric("|formula − module|", f"{check.abs_diff:.1e}")
+            if check.matches:
+                st.success(
+                    f"Equal to float32 precision: the module's float32 output is {check.ulps:.1f} "
+                    f"float32 steps from the exact formula. With the unbiased variance "
+                    f"({check.var_unbiased:.6g}, ×{check.n}/{check.n - 1}) the formula would give "
+                    f"{check.y_formula_unbiased:.7g}"
+                    + (": also within float32 precision here, because n is large or x sits at "
+                       "the mean." if check.matches_unbiased else ", which is not the module's "
+                       "output: BatchNorm normalizes with the biased variance."),
+                    icon=":material/check_circle:")
+            elif not np.isfinite(check.y_module):
+                st.warning("This batch holds the injected NaN: the mean, the variance and every "
+                           "output of that channel are NaN.", icon=":material/warning:")
+            else:
+                st.error(f"The formula and nn.{check.module_name} disagree by "
+                         f"{check.abs_diff:.3g}: this torch computes BatchNorm differently.",
+                         icon=":material/error:")
+            show_code(bn.formula_snippet(config, shown_index, sample=f_sample, channel=channel,
+                                         position=f_position, weight=f_weight, bias=f_bias),
+                      title="Reproduce the formula check in Python")
+
+
+def _batch_of_one_tab() -> None:
+    """A batch of one, and drop_last (notes 000:76)."""
+    st.caption(f"The {cite(bn.NOTES_REFS['batch_of_one'])} (its list of errors): BatchNorm on a "
+               "1×1 feature map with batch size 1 has one value per channel and fails in "
+               "training; the remedy is a batch size above 1 and a DataLoader with drop_last.")
+    one_layout = st.radio("Input", ("(1, C)", "(1, C, 1, 1)"), horizontal=True,
+                          key="batchnorm.one_layout")
+    one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=settings.seed)
+    o1, o2 = st.columns(2)
+    with o1:
+        st.markdown(f"**`nn.{one.module_name}` in train() on `{one.shape}`** raises:")
+        st.code(
+            one.train_error or "(no error: this torch accepts it)", language="text", wrap_lines=True
+        )
+    with o2:
+        st.markdown("**in eval()** (fresh running statistics 0 and 1) it works:")
+        st.code(", ".join(f"{v:.4f}" for v in one.eval_output), language="text")
+    st.markdown("Training needs more than one value per channel (N·H·W > 1). A dataset whose size "
+                "is one more than a multiple of the batch size ends with a batch of one:")
+    d1, d2 = st.columns(2)
+    st.session_state.setdefault("batchnorm.loader_size", 9)  # lazy tab: see _formula_tab
+    st.session_state.setdefault("batchnorm.loader_batch", 4)
+    loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET,
+                                      key="batchnorm.loader_size"))
+    loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH,
+                                       key="batchnorm.loader_batch"))
+    runs = _loader_runs(loader_size, loader_batch, channels, settings.seed)
+    for column, run in zip(st.columns(2), runs, strict=True):
+        with column:
+            shown_sizes = list(run.batch_sizes[:12]) + (["…"] if len(run.batch_sizes) > 12 else [])
+            st.markdown(f"**drop_last={run.drop_last}**: {len(run.batch_sizes)} batches, sizes "
+                        f"`{shown_sizes}`")
+            if run.error is None:
+                st.code(f"trained on all {run.batches_trained} batches", language="text")
+            else:
+                st.code(f"batch {run.failed_batch}: {run.error}", language="text", wrap_lines=True)
+    st.info(bn.explain_loader(*runs), icon=":material/info:")
+    show_code(bn.batch_of_one_snippet(channels, 0 if one_layout == "(1, C)" else 2)
+              + "\n\n# --- the DataLoader remedy ---\n\n"
+              + bn.loader_snippet(loader_size, loader_batch, channels),
+              title="Reproduce the batch-of-one error and drop_last in Python")
+
+
+def _evaluate_twice_tab() -> None:
+    """Repeated evaluation and track_running_stats (notes 002:795)."""
+    st.caption(f"The {cite(bn.NOTES_REFS['repeated_eval'])}: with track_running_stats=False each "
+               "evaluation of the same trained model on the same test set gives different results, "
+               "because shuffling changes which samples share a mini-batch; with True the results "
+               "are the same every time. Checked here: two modules trained on the same 30 batches "
+               "of the stream above (16 samples each), then two shuffled eval() passes over a "
+               "12-sample test set.")
+    e1, e2 = st.columns(2)
+    st.session_state.setdefault("batchnorm.eval_batch", 4)  # lazy tab: see _formula_tab
+    st.session_state.setdefault("batchnorm.eval_sample", 0)
+    eval_batch = int(e1.number_input("evaluation batch size", 1, 12, key="batchnorm.eval_batch"))
+    eval_sample = int(e2.number_input("follow test sample", 0, 11, key="batchnorm.eval_sample"))
+    eval_cap = bn.cap_spatial(side_requested, dims=dims, batch_size=16, channels=channels)
+    eval_config = bn.SimConfig(stream=stream, spatial=(eval_cap.side,) * dims, eps=eps,
+                               seed=settings.seed)
+    with st.spinner("Training and evaluating twice…"):
+        eval_results = _repeated_eval(eval_config, eval_batch, eval_sample)
+    VERDICT_WORDS = {
+        "identical": "identical in both passes: eval() normalizes with running_mean/running_var, "
+                     "so the other samples in the batch do not matter.",
+        "rounding": "the same up to float rounding: each pass saw the same groups of samples in "
+                    "another order.",
+        "differ": "different: eval() normalizes with each mini-batch's own statistics, so the "
+                  "output depends on which samples share the batch.",
+    }
+    for column, result in zip(st.columns(2), eval_results, strict=True):
+        with column, st.container(border=True, key=f"batchnorm-eval-{result.track_running_stats}"):
+            st.markdown(f"**track_running_stats={result.track_running_stats}**")
+            if result.error is not None:
+                st.code(result.error, language="text", wrap_lines=True)
+                st.markdown("A batch with one value per channel cannot be normalized with its own "
+                            "statistics, in eval() too (the message still says “when training”).")
+                continue
+            st.metric("max |pass 1 − pass 2| over the test set", f"{result.max_abs_diff:.3g}")
+            out1 = result.outputs[0][channel].flatten()[:4].tolist()
+            out2 = result.outputs[1][channel].flatten()[:4].tolist()
+            st.markdown(
+                f"Sample {result.sample}, channel {channel}: pass 1 "
+                f"`{', '.join(f'{v:.4f}' for v in out1)}` (batch with samples "
+                f"{list(result.batch_mates[0])}), pass 2 `{', '.join(f'{v:.4f}' for v in out2)}` "
+                f"(with {list(result.batch_mates[1])})."
+            )
+            text = "Outputs are " + VERDICT_WORDS[result.verdict]
+            if result.verdict == "differ":
+                st.warning(text, icon=":material/shuffle:")
+            else:
+                st.success(text, icon=":material/check_circle:")
+    if eval_cap.notice:
+        st.caption("Spatial size for this demo: " + eval_cap.notice)
+    st.caption("The notes are right here. With track_running_stats=True the results also depend "
+               "on the batch if model.eval() is forgotten: train() normalizes with the batch and "
+               "moves the running statistics at every evaluation batch.")
+    show_code(bn.repeated_eval_snippet(eval_config, eval_batch=eval_batch),
+              title="Reproduce the two evaluations in Python")
+
+
+def _notes_wrong_tab() -> None:
+    """Where the notes are wrong or incomplete."""
+    for callout in callouts_of("core.batchnorm").values():
+        notes_callout(callout)
+
+
 # ------------------------------------------------------------------------------------------
 # Details: everything below the figure
 # ------------------------------------------------------------------------------------------
@@ -637,174 +819,17 @@ with layout.details:
     st.caption("Each demo runs the real nn.BatchNorm now and cites the place in the notes "
                "(FILE:LINE in the notes folder) it checks.")
 
-    # 4a. The formula with this batch's numbers (notes 000:11, 002:801-805)
-    st.subheader("The formula, with this batch's numbers", anchor=False)
-    st.caption(f"The {cite(bn.NOTES_REFS['formula'])} list the symbols of the PyTorch 1.10 "
-               f"documentation (γ, β, E[x], Var[x]); the {cite(bn.NOTES_REFS['formula_missing'])} "
-               "announce the formula and stop. Here it is, for one element of the batch shown in "
-               "section 1 and the channel chosen beside the chart.")
-    f1, f2, f3, f4 = st.columns(4)
-    sample_raw = int(f1.number_input("sample n", 0, 255, 0, key="batchnorm.formula_sample"))
-    positions = int(np.prod(spatial)) if spatial else 1
-    position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999, 0,
-                                       key="batchnorm.formula_position", disabled=dims == 0,
-                                       help="Index into the L or H×W positions, row by row."))
-    gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, 1.5, 0.25,
-                                  key="batchnorm.formula_gamma", disabled=not affine))
-    beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, 0.25, 0.25,
-                                 key="batchnorm.formula_beta", disabled=not affine))
-    f_sample = min(sample_raw, batch_size - 1)
-    f_position = min(position_raw, positions - 1) if dims else 0
-    if (f_sample, f_position) != (sample_raw, position_raw if dims else 0):
-        st.caption(f"The batch has {batch_size} samples and {positions} positions per channel: "
-                   f"following sample {f_sample}, position {f_position}.")
-    f_weight, f_bias = (gamma, beta) if affine else (None, None)
-    if torch_error is not None:
-        st.info("The formula needs the batch's variance, and each channel of this input holds one "
-                "value: see the batch-of-one demo below.", icon=":material/info:")
-    else:
-        try:
-            check = bn.formula_check(x, sample=f_sample, channel=channel, position=f_position,
-                                     eps=eps, weight=f_weight, bias=f_bias)
-        except ValueError as error:
-            st.error(f"{error}\n\nHint: pick another element or eps.", icon=":material/error:")
-        else:
-            affine_tex = (rf"\cdot {_fmt(check.weight)} + {_fmt(check.bias)}" if affine else "")
-            st.latex(r"y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}}"
-                     + (r"\cdot\gamma + \beta" if affine else ""))
-            st.latex(rf"y_{{{','.join(str(i) for i in check.index)}}} = "
-                     rf"\frac{{{check.x:.6g} - ({check.mean:.6g})}}"
-                     rf"{{\sqrt{{{check.var_biased:.6g} + {check.eps:g}}}}}{affine_tex}"
-                     rf" = {check.y_formula:.7g}")
-            st.markdown(
-                f"E[x] and Var[x] are channel {channel}'s mean and **biased** variance over all "
-                f"n = N·spatial = {check.n} values of the batch (`x.var(dims, correction=0)`); "
-                f"ε = eps = {check.eps:g}" + (f", γ = {check.weight:g}, β = {check.bias:g}."
-                                              if affine else "; affine=False: no γ, β.")
-            )
-            r1, r2, r3 = st.columns(3)
-            r1.metric("formula (float64)", f"{check.y_formula:.7g}")
-            r2.metric(f"nn.{check.module_name} in train()", f"{check.y_module:.7g}")
-            r3.metric("|formula − module|", f"{check.abs_diff:.1e}")
-            if check.matches:
-                st.success(
-                    f"Equal to float32 precision: the module's float32 output is {check.ulps:.1f} "
-                    f"float32 steps from the exact formula. With the unbiased variance "
-                    f"({check.var_unbiased:.6g}, ×{check.n}/{check.n - 1}) the formula would give "
-                    f"{check.y_formula_unbiased:.7g}"
-                    + (": also within float32 precision here, because n is large or x sits at "
-                       "the mean." if check.matches_unbiased else ", which is not the module's "
-                       "output: BatchNorm normalizes with the biased variance."),
-                    icon=":material/check_circle:")
-            elif not np.isfinite(check.y_module):
-                st.warning("This batch holds the injected NaN: the mean, the variance and every "
-                           "output of that channel are NaN.", icon=":material/warning:")
-            else:
-                st.error(f"The formula and nn.{check.module_name} disagree by "
-                         f"{check.abs_diff:.3g}: this torch computes BatchNorm differently.",
-                         icon=":material/error:")
-            show_code(bn.formula_snippet(config, shown_index, sample=f_sample, channel=channel,
-                                         position=f_position, weight=f_weight, bias=f_bias),
-                      title="Reproduce the formula check in Python")
-
-    # 4b. A batch of one, and drop_last (notes 000:76)
-    st.subheader("A batch of one: “Expected more than 1 value per channel”", anchor=False)
-    st.caption(f"The {cite(bn.NOTES_REFS['batch_of_one'])} (its list of errors): BatchNorm on a "
-               "1×1 feature map with batch size 1 has one value per channel and fails in "
-               "training; the remedy is a batch size above 1 and a DataLoader with drop_last.")
-    one_layout = st.radio("Input", ("(1, C)", "(1, C, 1, 1)"), horizontal=True,
-                          key="batchnorm.one_layout")
-    one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=settings.seed)
-    o1, o2 = st.columns(2)
-    with o1:
-        st.markdown(f"**`nn.{one.module_name}` in train() on `{one.shape}`** raises:")
-        st.code(
-            one.train_error or "(no error: this torch accepts it)", language="text", wrap_lines=True
-        )
-    with o2:
-        st.markdown("**in eval()** (fresh running statistics 0 and 1) it works:")
-        st.code(", ".join(f"{v:.4f}" for v in one.eval_output), language="text")
-    st.markdown("Training needs more than one value per channel (N·H·W > 1). A dataset whose size "
-                "is one more than a multiple of the batch size ends with a batch of one:")
-    d1, d2 = st.columns(2)
-    loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET, 9,
-                                      key="batchnorm.loader_size"))
-    loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH, 4,
-                                       key="batchnorm.loader_batch"))
-    runs = _loader_runs(loader_size, loader_batch, channels, settings.seed)
-    for column, run in zip(st.columns(2), runs, strict=True):
-        with column:
-            shown_sizes = list(run.batch_sizes[:12]) + (["…"] if len(run.batch_sizes) > 12 else [])
-            st.markdown(f"**drop_last={run.drop_last}**: {len(run.batch_sizes)} batches, sizes "
-                        f"`{shown_sizes}`")
-            if run.error is None:
-                st.code(f"trained on all {run.batches_trained} batches", language="text")
-            else:
-                st.code(f"batch {run.failed_batch}: {run.error}", language="text", wrap_lines=True)
-    st.info(bn.explain_loader(*runs), icon=":material/info:")
-    show_code(bn.batch_of_one_snippet(channels, 0 if one_layout == "(1, C)" else 2)
-              + "\n\n# --- the DataLoader remedy ---\n\n"
-              + bn.loader_snippet(loader_size, loader_batch, channels),
-              title="Reproduce the batch-of-one error and drop_last in Python")
-
-    # 4c. Repeated evaluation and track_running_stats (notes 002:795)
-    st.subheader("Evaluating the same test set twice", anchor=False)
-    st.caption(f"The {cite(bn.NOTES_REFS['repeated_eval'])}: with track_running_stats=False each "
-               "evaluation of the same trained model on the same test set gives different results, "
-               "because shuffling changes which samples share a mini-batch; with True the results "
-               "are the same every time. Checked here: two modules trained on the same 30 batches "
-               "of the stream above (16 samples each), then two shuffled eval() passes over a "
-               "12-sample test set.")
-    e1, e2 = st.columns(2)
-    eval_batch = int(e1.number_input("evaluation batch size", 1, 12, 4, key="batchnorm.eval_batch"))
-    eval_sample = int(e2.number_input("follow test sample", 0, 11, 0, key="batchnorm.eval_sample"))
-    eval_cap = bn.cap_spatial(side_requested, dims=dims, batch_size=16, channels=channels)
-    eval_config = bn.SimConfig(stream=stream, spatial=(eval_cap.side,) * dims, eps=eps,
-                               seed=settings.seed)
-    with st.spinner("Training and evaluating twice…"):
-        eval_results = _repeated_eval(eval_config, eval_batch, eval_sample)
-    VERDICT_WORDS = {
-        "identical": "identical in both passes: eval() normalizes with running_mean/running_var, "
-                     "so the other samples in the batch do not matter.",
-        "rounding": "the same up to float rounding: each pass saw the same groups of samples in "
-                    "another order.",
-        "differ": "different: eval() normalizes with each mini-batch's own statistics, so the "
-                  "output depends on which samples share the batch.",
-    }
-    for column, result in zip(st.columns(2), eval_results, strict=True):
-        with column, st.container(border=True, key=f"batchnorm-eval-{result.track_running_stats}"):
-            st.markdown(f"**track_running_stats={result.track_running_stats}**")
-            if result.error is not None:
-                st.code(result.error, language="text", wrap_lines=True)
-                st.markdown("A batch with one value per channel cannot be normalized with its own "
-                            "statistics, in eval() too (the message still says “when training”).")
-                continue
-            st.metric("max |pass 1 − pass 2| over the test set", f"{result.max_abs_diff:.3g}")
-            out1 = result.outputs[0][channel].flatten()[:4].tolist()
-            out2 = result.outputs[1][channel].flatten()[:4].tolist()
-            st.markdown(
-                f"Sample {result.sample}, channel {channel}: pass 1 "
-                f"`{', '.join(f'{v:.4f}' for v in out1)}` (batch with samples "
-                f"{list(result.batch_mates[0])}), pass 2 `{', '.join(f'{v:.4f}' for v in out2)}` "
-                f"(with {list(result.batch_mates[1])})."
-            )
-            text = "Outputs are " + VERDICT_WORDS[result.verdict]
-            if result.verdict == "differ":
-                st.warning(text, icon=":material/shuffle:")
-            else:
-                st.success(text, icon=":material/check_circle:")
-    if eval_cap.notice:
-        st.caption("Spatial size for this demo: " + eval_cap.notice)
-    st.caption("The notes are right here. With track_running_stats=True the results also depend "
-               "on the batch if model.eval() is forgotten: train() normalizes with the batch and "
-               "moves the running statistics at every evaluation batch.")
-    show_code(bn.repeated_eval_snippet(eval_config, eval_batch=eval_batch),
-              title="Reproduce the two evaluations in Python")
-
-    # 4d. Where the notes are wrong or incomplete
-    st.subheader("Where the notes are wrong or incomplete", anchor=False)
-    for callout in callouts_of("core.batchnorm").values():
-        notes_callout(callout)
+    # Lazy tabs (on_change="rerun"): only the open demo runs, so a change beside the chart
+    # does not redraw four demos (a formula check, two DataLoaders, two trained modules).
+    tab_formula, tab_one, tab_twice, tab_wrong = st.tabs(
+        ["The formula", "A batch of one",
+         "Evaluating twice", "Where the notes are wrong"],
+        key="batchnorm.notes_tab", on_change="rerun")
+    for tab, draw in ((tab_formula, _formula_tab), (tab_one, _batch_of_one_tab),
+                      (tab_twice, _evaluate_twice_tab), (tab_wrong, _notes_wrong_tab)):
+        if tab.open:
+            with tab:
+                draw()
 
     # ------------------------------------------------------------------------------------------
     # 5. Code

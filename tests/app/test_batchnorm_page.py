@@ -10,6 +10,8 @@ import pytest
 
 from tests.app.conftest import open_tab
 
+NOTES_TAB = "batchnorm.notes_tab"
+
 STEPS_KEY = "batchnorm._steps_done"
 DEFAULT_STEPS = 60  # app_pages/batchnorm.py: the page opens on a layer trained this many steps
 
@@ -284,7 +286,7 @@ def test_formula_out_of_range_element_is_clamped(page):
 
 
 def test_batch_of_one_error_and_drop_last(page):
-    at = page
+    at = open_tab(page, NOTES_TAB, "A batch of one")
     codes = [c.value for c in at.code]
     message = "Expected more than 1 value per channel when training, got input size"
     assert f"ValueError: {message} torch.Size([1, 3])" in codes
@@ -304,7 +306,7 @@ def test_batch_of_one_error_and_drop_last(page):
 
 
 def test_repeated_evaluation_depends_on_the_batch_only_untracked(page):
-    at = page
+    at = open_tab(page, NOTES_TAB, "Evaluating twice")
     gaps = [m.value for m in at.metric if m.label.startswith("max |pass 1 − pass 2|")]
     assert gaps[0] == "0" and float(gaps[1]) > 0.1
     assert "Outputs are different" in texts(at.warning)
@@ -325,14 +327,18 @@ def test_notes_callouts_and_citations(page):
     from core.batchnorm import notes_callouts
 
     at = page
-    shown = " ".join(t.value for t in at.text)
+    captions, markdown, shown = texts(at.caption), texts(at.markdown), ""
+    # the notes' demos are lazy tabs: each one's text is read while it is open
+    for tab in ("A batch of one", "Evaluating twice", "Where the notes are wrong"):
+        open_tab(at, NOTES_TAB, tab)
+        captions += texts(at.caption)
+        markdown += texts(at.markdown)
+        shown += " ".join(t.value for t in at.text)
     for callout in notes_callouts():
         assert callout.quote_display in shown, callout.key
         assert callout.today in shown, callout.key
-    captions = texts(at.caption)
     for ref in ("000:11", "002:801-805", "000:76", "002:795"):
         assert f"notes {ref}" in captions, ref
-    markdown = texts(at.markdown)
     for ref in ("000:11", "002:804", "002:783", "002:789-791"):
         assert f"notes {ref}" in markdown, ref
 
@@ -352,4 +358,21 @@ def test_module_tabs_run_only_when_open(page):
     open_tab(at, "batchnorm.module_tab", "Keras momentum")
     assert at.number_input(key="batchnorm.keras_value").value == 0.5
     assert "PyTorch 0.5 → Keras **0.5**" in texts(at.markdown)
+    assert all("Session State" not in w.value for w in at.warning)
+
+
+def test_notes_demos_run_only_when_open(page):
+    # Lazy tabs (issue 12): on arrival only the formula demo runs; the two trained modules of
+    # the repeated-evaluation demo are not built until their tab opens.
+    at = page
+    assert at.session_state[NOTES_TAB] == "The formula"
+    assert not [m for m in at.metric if m.label.startswith("max |pass 1 − pass 2|")]
+    at.number_input(key="batchnorm.formula_gamma").set_value(2.0).run()
+    open_tab(at, NOTES_TAB, "Evaluating twice")
+    at.number_input(key="batchnorm.eval_batch").set_value(6).run()
+    assert [m for m in at.metric if m.label.startswith("max |pass 1 − pass 2|")]
+    open_tab(at, NOTES_TAB, "The formula")
+    assert at.number_input(key="batchnorm.formula_gamma").value == 2.0  # kept while closed
+    open_tab(at, NOTES_TAB, "Evaluating twice")
+    assert at.number_input(key="batchnorm.eval_batch").value == 6
     assert all("Session State" not in w.value for w in at.warning)
