@@ -187,9 +187,14 @@ def _reference_rates() -> dict[str, tuple[float, str]]:
     return {}
 
 
+def _panel_step(img: np.ndarray) -> int:
+    """Stride that keeps a panel at most PANEL_MAX_SIDE px a side."""
+    return -(-max(img.shape[:2]) // PANEL_MAX_SIDE)
+
+
 def _panel(img: np.ndarray) -> np.ndarray:
     """An (H, W, 3) uint8 panel at most PANEL_MAX_SIDE px a side (it is drawn ~300 px wide)."""
-    step = -(-max(img.shape[:2]) // PANEL_MAX_SIDE)
+    step = _panel_step(img)
     return np.ascontiguousarray(img[::step, ::step])
 
 
@@ -220,18 +225,22 @@ def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
 
 # Figures are built from go objects and one layout dict: plotly.express and chained update_*
 # calls cost 30-50 ms a figure in property validation, a visible share of every rerun.
-def _picture_axes() -> dict[str, object]:
-    """Layout for one picture: no tick labels, a thin frame, square pixels, row 0 on top."""
-    return dict(xaxis=dict(showticklabels=False, constrain="domain", **FRAME),
-                yaxis=dict(showticklabels=False, autorange="reversed", scaleanchor="x",
-                           constrain="domain", **FRAME))
+def _picture_axes(height: int, width: int) -> dict[str, object]:
+    """Layout for one (height, width)-pixel picture: the frame hugs the pixels (no padding, no
+    grid or ticks over them), square pixels, row 0 on top."""
+    bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False,
+                constrain="domain", **FRAME)
+    return dict(xaxis=dict(range=[-0.5, width - 0.5], **bare),
+                yaxis=dict(range=[height - 0.5, -0.5], scaleanchor="x", **bare))
 
 
 def _image_fig(img: np.ndarray, title: str) -> go.Figure:
     return go.Figure(
-        go.Image(source=png_data_uri(_panel(img)), hoverinfo="skip"),
+        go.Image(source=png_data_uri(_panel(img)), dx=_panel_step(img), dy=_panel_step(img),
+                 x0=(_panel_step(img) - 1) / 2, y0=(_panel_step(img) - 1) / 2,
+                 hoverinfo="skip"),
         layout=dict(title=title, margin=dict(l=0, r=0, t=30, b=0), height=300,
-                    **_picture_axes()),
+                    **_picture_axes(*img.shape[:2])),
     )
 
 
@@ -250,8 +259,9 @@ def _heat_fig(z: np.ndarray, title: str, colorbar: str, *, zmin: float | None = 
         zsmooth="fast",  # one bitmap instead of a fillRect per cell: same look, far less work
         hovertemplate="x=%{x}, y=%{y}<br>%{z:.3g}<extra></extra>",
     )
+    full_h, full_w = z.shape[0] * step, z.shape[1] * step
     return go.Figure(heat, layout=dict(title=title, margin=dict(l=0, r=0, t=30, b=0),
-                                       height=300, **_picture_axes()))
+                                       height=300, **_picture_axes(full_h, full_w)))
 
 
 def _show_comparison_if_on() -> None:
