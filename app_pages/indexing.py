@@ -32,7 +32,7 @@ CUSTOM_EXAMPLE = "your own expression (typed)"
 
 
 # ---------------------------------------------------------------------------------- notes
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=32)  # 11 presets today
 def _notes_code_run(key: str) -> LiveRun:
     """What the notes' own code of a preset prints today, run once per process."""
     return ix.run_notes_code(key)

@@ -463,12 +463,12 @@ def _claims() -> tuple:
     return ms.check_allocator_claims()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=32)
 def _eval_memory(batch: int, size: int, batches: int, device: str):
     return ms.measure_eval_memory(batch, size, batches, device)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=8)  # 1-8 workers
 def _map_location(world_size: int):
     return ms.map_location_demo(world_size)
 

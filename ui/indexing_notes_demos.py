@@ -63,12 +63,12 @@ def _item_demo() -> ip.PitfallDemo:
     return ip.item_on_empty_demo()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _comparison_demo(one_value: int) -> ip.PitfallDemo:
     return ip.chained_comparison_demo(one_value)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _zero_dim_demo(tmp_a: tuple[int, ...]) -> ip.PitfallDemo:
     return ip.zero_dim_index_demo(tmp_a)
 
@@ -78,19 +78,19 @@ def _view_order_demo() -> ip.PitfallDemo:
     return ip.view_order_demo()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=32)  # shapes are typed
 def _view_reshape_demo(
     shape: tuple[int, ...], perm: tuple[int, ...], new_shape: tuple[int, ...]
 ) -> ip.ViewReshapeDemo:
     return ip.view_or_reshape(shape, perm, new_shape)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _inplace_demo(variant: str) -> ip.PitfallDemo:
     return ip.inplace_autograd_demo(variant)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _new_zeros_demo(row: int) -> ip.PitfallDemo:
     return ip.new_zeros_demo(row)
 

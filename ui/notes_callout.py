@@ -44,7 +44,7 @@ def notes_callout(callout: NotesCallout) -> None:
             )
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=16)  # 8 modules have callouts
 def callouts_of(module_name: str) -> dict[str, NotesCallout]:
     """``module_name``'s ``notes_callouts()`` by key, run live once per process and shared by
     every session (NotesCallout is frozen, so sharing is safe)."""
