@@ -13,6 +13,7 @@ import streamlit as st
 from core import memory_scenarios as ms
 from core.allocator_sim import format_size
 from core.environment import available_devices
+from core.live_sampler import MIN_INTERVAL_S, LiveSampler
 from core.memory_backends import (
     DTYPES,
     SIMULATED_TOTALS_GB,
@@ -285,7 +286,10 @@ with layout.controls:
             help="Redraw the chart every interval. Off by default on the simulated GPU, which "
             "changes only when you act.",
         )
-        interval = st.slider("Refresh every (s)", 0.25, 5.0, 1.0, step=0.25, key="memory.interval")
+        # the floor keeps 50 viewers within one core (core.live_sampler.MIN_INTERVAL_S)
+        interval = st.slider(
+            "Refresh every (s)", MIN_INTERVAL_S, 5.0, 1.0, step=0.5, key="memory.interval"
+        )
         window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
 
 
@@ -319,15 +323,31 @@ def show_metrics(current: MemoryState) -> None:
         st.caption(" ".join(current.notes))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _device_sampler(devices: tuple[str, ...]) -> LiveSampler:
+    """One sampler per process for the real GPUs: every viewer's chart draws from its history
+    instead of reading the devices itself (issue 13)."""
+    backends = [TorchCudaBackend(d) for d in devices]
+    return LiveSampler(lambda: [b.state() for b in backends])
+
+
+def _live_points() -> tuple[list, list[MemoryState]]:
+    """The chart's points and the current state of each device."""
+    if backend.simulated:  # this session's own simulator: nothing to share
+        states = [backend.state()]
+        state["memory.history"].append(live_point(time.time(), states[0]))
+        return list(state["memory.history"]), states
+    sampler = _device_sampler(tuple(d for d in available_devices() if d.startswith("cuda")))
+    points = sampler.points(float(window))
+    return points, list(sampler.latest()) or [b.state() for b in live_backends()]
+
+
 @st.fragment(run_every=interval if live else None)
 def live_panel() -> None:
-    now = time.time()
-    states = [b.state() for b in live_backends()]
-    for s in states:
-        state["memory.history"].append(live_point(now, s))
+    points, states = _live_points()
     current = next((s for s in states if s.label.startswith(backend.label)), states[0])
     show_chart(
-        live_chart(list(state["memory.history"]), float(window)),
+        live_chart(points, float(window)),
         alt=f"Live memory of {current.label}: allocated {format_size(current.allocated)} and "
         f"reserved {format_size(current.reserved)} over the last {window} seconds, with a band "
         "for the memory the device uses outside PyTorch's cache.",

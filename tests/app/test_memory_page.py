@@ -246,7 +246,7 @@ def test_live_is_off_on_the_simulated_gpu(page):
 def test_live_fragment_runs_and_pauses(page):
     page.toggle(key="memory.live").set_value(True).run()
     before = len(page.session_state["memory.history"])
-    page.slider(key="memory.interval").set_value(0.25).run()
+    page.slider(key="memory.interval").set_value(2.0).run()
     _ok(page)
     assert len(page.session_state["memory.history"]) > before  # the fragment ran once more
     page.toggle(key="memory.live").set_value(False).run()
