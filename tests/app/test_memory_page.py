@@ -461,3 +461,37 @@ def test_map_location_demo_follows_world_size(page):
     open_tab(page, "memory.notes_tab", "cuDNN error (002:1360)")
     cudnn = _frame(page, "allocator message")
     assert list(cudnn["result"]) == ["OOM at the workspace", "fits", "fits"]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_real_gpu_viewers_share_one_sampler(open_page):
+    # Issue 13: on a real GPU every viewer's chart draws from one process-wide sampler, so two
+    # sessions refreshing cost one device read per tick, not one each.
+    from core import live_sampler
+
+    created: list[live_sampler.LiveSampler] = []
+    real_init = live_sampler.LiveSampler.__init__
+
+    def init(self, *args, **kwargs):
+        created.append(self)
+        real_init(self, *args, **kwargs)
+
+    live_sampler.LiveSampler.__init__ = init
+    try:
+        sessions = []
+        for _ in range(2):
+            at = open_page("memory")
+            at.session_state["sidebar.device"] = "cuda:0"
+            at.run()
+            if at.radio(key="memory.backend").value != "cuda:0":
+                at.radio(key="memory.backend").set_value("cuda:0").run()
+            assert not at.exception, at.exception
+            sessions.append(at)
+        sessions[0].toggle(key="memory.live").set_value(True).run()
+        assert len(created) == 1, "each session built its own sampler"
+        assert created[0].reads >= 1 and created[0].error is None
+    finally:
+        live_sampler.LiveSampler.__init__ = real_init
+        for sampler in created:
+            sampler.close()
