@@ -1,0 +1,220 @@
+"""A class opening the same lesson link at once, measured at Streamlit's protocol level.
+
+Run: python benchmarks/classroom.py [--sessions 50] [--pages home flow] [--soak 1000] [--url URL]
+
+Starts one ``streamlit run app.py`` of its own (or uses ``--url``; then no CPU or RSS figures)
+and speaks the browser's protocol with no browser: a websocket to ``/_stcore/stream``, one
+``rerun_script`` BackMsg whose ``page_name`` is the page's URL path, then ForwardMsgs until
+``script_finished``. For each page it prints:
+
+- one session alone, three times: the median time from the request to the end of the script;
+- ``--sessions`` sessions sending the same request at the same moment: p50 / p95 / max time to
+  the end of the script and p95 time to the first element, errors, the ratio p95(N) / p50(1),
+  the slowest ``/_stcore/health`` answer during the burst, the server's CPU-seconds per view and
+  its peak RSS.
+
+``--soak N`` then reruns the warp page N times on one session and prints RSS after a 50-rerun
+warm-up and at the end. Timings are printed, never asserted: they depend on the machine and its
+load (printed before and after). The live memory page's scenario (fragments rerun by each
+browser's timer) is not driven by this client yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import websockets  # noqa: E402
+from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+
+from tests.e2e.conftest import start_server, stop_server  # noqa: E402
+from ui.registry import available_pages  # noqa: E402
+
+DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
+RERUN_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
+VIEW_TIMEOUT_S = 300.0
+
+
+@dataclass
+class View:
+    """One session's view of a page: seconds to the first element and to the script's end."""
+
+    first_s: float | None
+    end_s: float | None
+    error: str = ""
+
+
+def _rerun_request(page_name: str) -> bytes:
+    msg = BackMsg()
+    msg.rerun_script.page_name = page_name
+    msg.rerun_script.query_string = ""
+    return msg.SerializeToString()
+
+
+async def _until_finished(ws, started: float) -> View:
+    """Read ForwardMsgs until the script ends; an exception element counts as an error."""
+    first = None
+    error = ""
+    while True:
+        fm = ForwardMsg.FromString(await ws.recv())
+        kind = fm.WhichOneof("type")
+        if kind == "delta":
+            first = first or time.perf_counter() - started
+            element = fm.delta.new_element if fm.delta.HasField("new_element") else None
+            if element is not None and element.WhichOneof("type") == "exception":
+                error = error or f"exception: {element.exception.message[:80]}"
+        elif kind == "script_finished":
+            if fm.script_finished == RERUN_EARLY:
+                continue
+            end = time.perf_counter() - started
+            ok = fm.script_finished == DONE
+            return View(first, end, error or ("" if ok else f"finished {fm.script_finished}"))
+
+
+async def one_view(ws_url: str, page_name: str) -> View:
+    """Open a new session, ask for ``page_name`` and time it; never raises."""
+    started = time.perf_counter()
+    try:
+        async with websockets.connect(
+            ws_url, subprotocols=["streamlit", "benchmark"], max_size=None, open_timeout=60
+        ) as ws:
+            await ws.send(_rerun_request(page_name))
+            return await asyncio.wait_for(_until_finished(ws, started), VIEW_TIMEOUT_S)
+    except Exception as error:  # a benchmark reports a failed session and goes on
+        return View(None, None, f"{type(error).__name__}: {str(error)[:80]}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Watch:
+    """While a burst runs: the slowest /_stcore/health answer and the server's peak RSS."""
+
+    def __init__(self, base: str, pid: int | None) -> None:
+        self.base, self.pid = base, pid
+        self.health_max_s = 0.0
+        self.rss_peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                urllib.request.urlopen(self.base + "/_stcore/health", timeout=30).read()
+                took = time.perf_counter() - t0
+            except Exception:
+                took = 30.0
+            self.health_max_s = max(self.health_max_s, took)
+            if self.pid is not None:
+                self.rss_peak_mb = max(self.rss_peak_mb, _rss_mb(self.pid))
+            self._stop.wait(0.25)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+async def measure_page(base: str, pid: int | None, slug: str, sessions: int) -> str:
+    ws_url = base.replace("http", "ws", 1) + "/_stcore/stream"
+    page_name = "" if slug == "home" else slug
+    alone = [await one_view(ws_url, page_name) for _ in range(3)]
+    alone_s = statistics.median(v.end_s for v in alone if v.end_s is not None)
+    cpu0 = _cpu_seconds(pid) if pid else None
+    with Watch(base, pid) as watch:
+        views = await asyncio.gather(*(one_view(ws_url, page_name) for _ in range(sessions)))
+    ends = [v.end_s for v in views if v.end_s is not None]
+    firsts = [v.first_s for v in views if v.first_s is not None]
+    errors = [v.error for v in views if v.error]
+    cpu = f"{(_cpu_seconds(pid) - cpu0) / sessions:.2f}" if pid else "-"
+    rss = f"{watch.rss_peak_mb:.0f}" if pid else "-"
+    if not ends:
+        return f"| {slug} | {alone_s:.2f} | - | - | - | - | - | {len(errors)}: {errors[0]} |"
+    p95 = _pct(ends, 0.95)
+    return (
+        f"| {slug} | {alone_s:.2f} | {_pct(ends, 0.5):.2f} | {p95:.2f} | {max(ends):.2f} | "
+        f"{_pct(firsts, 0.95):.2f} | {p95 / alone_s:.1f} | {watch.health_max_s:.2f} | {cpu} | "
+        f"{rss} | {len(errors)}{': ' + errors[0] if errors else ''} |"
+    )
+
+
+async def soak(base: str, pid: int | None, reruns: int) -> None:
+    ws_url = base.replace("http", "ws", 1) + "/_stcore/stream"
+    async with websockets.connect(ws_url, subprotocols=["streamlit", "benchmark"],
+                                  max_size=None) as ws:  # fmt: skip
+        rss = []
+        for i in range(reruns):
+            started = time.perf_counter()
+            await ws.send(_rerun_request("warp"))
+            view = await _until_finished(ws, started)
+            if view.error:
+                print(f"soak rerun {i}: {view.error}")
+            if pid and i in (49, reruns - 1):
+                rss.append(_rss_mb(pid))
+    if pid and len(rss) == 2:
+        print(f"\nsoak: {reruns} reruns of warp on one session: RSS {rss[0]:.0f} MB after 50, "
+              f"{rss[1]:.0f} MB at the end ({rss[1] - rss[0]:+.0f} MB)")  # fmt: skip
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    slugs = args.pages or [p.slug for p in available_pages()]
+    server = None if args.url else start_server("classroom-benchmark")
+    base = args.url or server.url
+    pid = None if server is None else server.process.pid
+    print(f"server {base}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    try:
+        print(f"\n## {args.sessions} sessions opening the same page at once")
+        print("| page | alone p50 (s) | p50 (s) | p95 (s) | max (s) | first element p95 (s) | "
+              "p95 / alone | health max (s) | CPU-s per view | RSS peak (MB) | errors |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for slug in slugs:
+            print(await measure_page(base, pid, slug, args.sessions), flush=True)
+        if args.soak:
+            await soak(base, pid, args.soak)
+    finally:
+        if server is not None:
+            stop_server(server)
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=50, help="sessions at once per page")
+    parser.add_argument("--pages", nargs="*", help="slugs (default: every page)")
+    parser.add_argument("--soak", type=int, default=0, help="reruns of warp on one session")
+    parser.add_argument("--url", help="use a running server instead of starting one")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
