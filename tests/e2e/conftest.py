@@ -66,8 +66,12 @@ def _wait_healthy(server: StreamlitServer) -> None:
     raise RuntimeError(f"streamlit was not healthy after {HEALTH_TIMEOUT_S} s:\n{server.log()}")
 
 
-def start_server(name: str) -> StreamlitServer:
-    """Start ``streamlit run app.py`` on a free port; output goes to a file (a full pipe blocks)."""
+def start_server(name: str, env: dict[str, str] | None = None) -> StreamlitServer:
+    """Start ``streamlit run app.py`` on a free port; output goes to a file (a full pipe blocks).
+
+    ``env`` adds variables to this process's environment for the server (e.g. a shared
+    ``STREAMLIT_SERVER_COOKIE_SECRET`` for replicas).
+    """
     ARTIFACTS.mkdir(exist_ok=True)
     port = free_port()
     log_path = ARTIFACTS / f"server-{name}.log"
@@ -80,7 +84,13 @@ def start_server(name: str) -> StreamlitServer:
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **env} if env else None,
+    )
     server = StreamlitServer(f"http://127.0.0.1:{port}", process, log_path, time.monotonic())
     try:
         _wait_healthy(server)

@@ -1,0 +1,37 @@
+# Torch Playground on CPU: `docker build -t torch-playground .` then
+# `docker run -p 8501:8501 torch-playground`. Several replicas behind nginx: deploy/.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# torch and torchvision first, from PyTorch's CPU wheel index, with the version ranges of
+# requirements.txt: the PyPI wheels pull ~3 GB of CUDA libraries a CPU server never uses.
+# The second install then finds them satisfied (2.x+cpu matches the ranges).
+COPY requirements.txt .
+RUN grep -E '^torch(vision)?[<>=! ]' requirements.txt > /tmp/torch-requirements.txt \
+    && pip install --index-url https://download.pytorch.org/whl/cpu -r /tmp/torch-requirements.txt \
+    && pip install -r requirements.txt
+
+# Never run the app as root; the home folder holds the torch hub cache (~/.cache/torch).
+RUN useradd --create-home --uid 1000 app
+COPY --chown=app:app . .
+USER app
+
+EXPOSE 8501
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)"]
+
+# Production flags: no file watcher or rerun-on-save (nobody edits code in the container, and
+# the watcher costs CPU), headless, on all interfaces so a proxy or `docker run -p` reaches it.
+CMD ["streamlit", "run", "app.py", \
+     "--server.fileWatcherType", "none", \
+     "--server.runOnSave", "false", \
+     "--server.headless", "true", \
+     "--server.port", "8501", \
+     "--server.address", "0.0.0.0"]

@@ -1,0 +1,309 @@
+"""A class through a real load balancer: two `streamlit run` replicas behind Debian's nginx.
+
+nginx runs the config that deploy/nginx_conf.py renders for docker-compose, pointed at two local
+replicas and with its pid, logs and temp folders in a tmp folder. Browser contexts (one per
+student) open lesson pages through it; each must see every response, its websockets and an
+upload come from one replica, and both replicas must serve some students.
+
+Which replica a route cookie lands on depends on the replicas' addresses (random ports), so the
+test asks nginx first: it probes route values until it has some for each replica and gives those
+to half of the students. The others arrive without a cookie, as a real browser does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from deploy.nginx_conf import ROUTE_COOKIE, render
+from tests.e2e.conftest import ARTIFACTS, StreamlitServer, free_port, start_server, stop_server
+from tests.e2e.test_browser import (
+    SCRIPT_TIMEOUT_MS,
+    _png_bytes,
+    assert_rendered,
+    page_url,
+    wait_for_script,
+)
+
+pytestmark = pytest.mark.e2e
+
+# Any value will do as long as every replica has the same one (STREAMLIT_SERVER_COOKIE_SECRET).
+COOKIE_SECRET = "torch-playground-replica-test-secret"
+PINNED_PER_REPLICA = 3  # students whose route cookie was chosen to land on a given replica
+FRESH_STUDENTS = 2  # students without a cookie: nginx picks their route
+ROUTE_PROBES = 200  # a replica owning < 3 of 200 hashed routes would be a broken hash ring
+PAGES_VISITED = ("indexing", "home")
+NGINX_START_TIMEOUT_S = 30
+ACCESS_LOG_TIMEOUT_S = 30
+# On a deep link the frontend first looks for the server under the page's path (it cannot tell
+# a page from a base URL path), gets 404 there, then uses the root: expected, on any server.
+BASE_PATH_PROBE = re.compile(r"^http://[^/]+/[^/]+/_stcore/(health|host-config)$")
+ACCESS_LINE = re.compile(
+    r'"(?P<request>[^"]*)" (?P<status>\d+) route=(?P<route>\S+) '
+    r"upstream=(?P<upstream>.*) upstream_status="
+)
+
+
+def nginx_path() -> str:
+    path = (
+        os.environ.get("TP_NGINX")
+        or shutil.which("nginx")
+        or shutil.which("nginx", path="/usr/sbin")  # not on an unprivileged user's PATH
+    )
+    if not path:
+        pytest.fail(
+            "nginx not found: install Debian's `nginx` (apt-get install nginx) or set TP_NGINX "
+            "to an nginx binary. The replica test runs it as an ordinary process."
+        )
+    return path
+
+
+@dataclass
+class Proxy:
+    url: str
+    process: subprocess.Popen
+    run_dir: Path
+
+    def access_log(self) -> str:
+        path = self.run_dir / "access.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def error_log(self) -> str:
+        path = self.run_dir / "error.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def upstream_for(proxy_url: str, route: str | None = None) -> str:
+    """The X-Upstream of a health request through nginx, sent with ``route`` as the cookie."""
+    headers = {"Cookie": f"{ROUTE_COOKIE}={route}"} if route else {}
+    request = urllib.request.Request(f"{proxy_url}/_stcore/health", headers=headers)
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.headers["X-Upstream"]
+
+
+def _wait_for_proxy(proxy: Proxy) -> None:
+    deadline = time.monotonic() + NGINX_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proxy.process.poll() is not None:
+            raise RuntimeError(f"nginx exited early:\n{proxy.error_log()}")
+        try:
+            upstream_for(proxy.url)
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"nginx did not answer in {NGINX_START_TIMEOUT_S} s:\n{proxy.error_log()}")
+
+
+def start_nginx(upstreams: list[str], run_dir: Path) -> Proxy:
+    port = free_port()
+    conf = run_dir / "nginx.conf"
+    # Started by root, nginx's workers would drop to `nobody`, who cannot write the temp
+    # folders in this root-owned tmp dir (static files and uploads spill there).
+    worker_user = "root" if os.geteuid() == 0 else None
+    conf.write_text(render(upstreams, port, run_dir=run_dir, user=worker_user))
+    command = [
+        nginx_path(), "-p", str(run_dir), "-e", str(run_dir / "error.log"), "-c", str(conf),
+        "-g", "daemon off;",
+    ]  # fmt: skip
+    output = (run_dir / "nginx.out").open("w")
+    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    proxy = Proxy(f"http://127.0.0.1:{port}", process, run_dir)
+    try:
+        _wait_for_proxy(proxy)
+    except Exception:
+        stop_nginx(proxy)
+        raise
+    return proxy
+
+
+def stop_nginx(proxy: Proxy) -> None:
+    proxy.process.terminate()
+    try:
+        proxy.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proxy.process.kill()
+        proxy.process.wait()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "nginx-replicas-access.log").write_text(proxy.access_log())
+    (ARTIFACTS / "nginx-replicas-error.log").write_text(proxy.error_log())
+
+
+def address(server: StreamlitServer) -> str:
+    return server.url.removeprefix("http://")
+
+
+@pytest.fixture(scope="module")
+def replicas() -> Iterator[list[StreamlitServer]]:
+    started: list[StreamlitServer] = []
+    try:
+        for name in ("replica-a", "replica-b"):
+            started.append(
+                start_server(name, env={"STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET})
+            )
+        yield started
+    finally:
+        for server in started:
+            stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def proxy(replicas, tmp_path_factory) -> Iterator[Proxy]:
+    running = start_nginx([address(s) for s in replicas], tmp_path_factory.mktemp("nginx"))
+    yield running
+    stop_nginx(running)
+
+
+def routes_by_replica(proxy_url: str, upstreams: list[str]) -> dict[str, list[str]]:
+    """PINNED_PER_REPLICA route values that nginx hashes onto each replica (asked, not guessed)."""
+    chosen: dict[str, list[str]] = {upstream: [] for upstream in upstreams}
+    for n in range(ROUTE_PROBES):
+        route = f"student-{n:03d}"
+        owner = upstream_for(proxy_url, route)
+        assert owner in chosen, f"route {route} answered by {owner!r}, not one of {upstreams}"
+        if len(chosen[owner]) < PINNED_PER_REPLICA:
+            chosen[owner].append(route)
+        if all(len(routes) == PINNED_PER_REPLICA for routes in chosen.values()):
+            return chosen
+    pytest.fail(f"{ROUTE_PROBES} routes did not reach both replicas: {chosen}")
+
+
+@dataclass
+class Student:
+    """One browser context: its page, and every response it got from the proxy."""
+
+    context: object
+    page: object
+    proxy_url: str
+    expected_upstream: str | None
+    responses: list[tuple[str, int, str | None]] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    route: str | None = None
+
+    def record(self, response) -> None:
+        if response.url.startswith(self.proxy_url):
+            self.responses.append(
+                (response.url, response.status, response.headers.get("x-upstream"))
+            )
+
+    def upstreams_seen(self) -> set[str | None]:
+        return {upstream for _, _, upstream in self.responses}
+
+    def remember_route(self) -> None:
+        cookies = {c["name"]: c["value"] for c in self.context.cookies(self.proxy_url)}
+        self.route = cookies.get(ROUTE_COOKIE)
+
+
+def open_student(browser, proxy_url: str, route: str | None, upstream: str | None) -> Student:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    if route is not None:
+        context.add_cookies([{"name": ROUTE_COOKIE, "value": route, "url": proxy_url}])
+    page = context.new_page()
+    student = Student(context, page, proxy_url, upstream)
+    page.on("response", student.record)
+    page.on("pageerror", lambda error: student.page_errors.append(str(error)))
+    return student
+
+
+def upload_png(page, tmp_path: Path) -> None:
+    """Through nginx: the upload PUT carries the XSRF token and must reach the session's replica."""
+    png = tmp_path / "ramp.png"
+    png.write_bytes(_png_bytes(173, 91))
+    page.locator(".st-key-home-image-source").get_by_text("Upload a file").click()
+    wait_for_script(page)
+    page.locator(".st-key-home-image-upload input[type='file']").set_input_files(str(png))
+    page.wait_for_selector("text=173x91 RGB", timeout=SCRIPT_TIMEOUT_MS)
+    wait_for_script(page)
+    assert_rendered(page, "home after upload")
+    assert page.locator("[data-testid='stImage'] img").first.is_visible()
+
+
+def assert_pinned(student: Student) -> None:
+    seen = student.upstreams_seen()
+    label = f"student with route {student.route}"
+    assert student.responses, f"{label}: no responses recorded"
+    assert len(seen) == 1 and None not in seen, f"{label}: answered by {seen}"
+    if student.expected_upstream is not None:
+        assert seen == {student.expected_upstream}, f"{label}: expected {student.expected_upstream}"
+    failed = [
+        (url, status)
+        for url, status, _ in student.responses
+        if status >= 400 and not (status == 404 and BASE_PATH_PROBE.match(url))
+    ]
+    assert not failed, f"{label}: failed requests {failed}"
+    assert not student.page_errors, f"{label}: errors in the page {student.page_errors}"
+    assert student.route, f"{label}: nginx did not set the {ROUTE_COOKIE} cookie"
+
+
+def access_lines_by_route(log: str) -> dict[str, list[re.Match]]:
+    lines: dict[str, list[re.Match]] = {}
+    for match in map(ACCESS_LINE.search, log.splitlines()):
+        if match:
+            lines.setdefault(match["route"], []).append(match)
+    return lines
+
+
+def websocket_lines(lines: list[re.Match]) -> list[re.Match]:
+    """Upgraded (101) requests of /_stcore/stream: the sessions' websockets."""
+    return [
+        m for m in lines if m["request"].startswith("GET /_stcore/stream ") and m["status"] == "101"
+    ]
+
+
+def wait_for_closed_websockets(proxy: Proxy, routes: list[str]) -> dict[str, list[re.Match]]:
+    """nginx logs a websocket when it closes, i.e. shortly after its browser context closed."""
+    deadline = time.monotonic() + ACCESS_LOG_TIMEOUT_S
+    while True:
+        by_route = access_lines_by_route(proxy.access_log())
+        logged = [len(websocket_lines(by_route.get(route, []))) for route in routes]
+        if min(logged) >= len(PAGES_VISITED) or time.monotonic() > deadline:
+            return by_route
+        time.sleep(0.5)
+
+
+def test_a_class_through_nginx_stays_on_its_replicas(browser, replicas, proxy, tmp_path):
+    upstreams = [address(server) for server in replicas]
+    pinned = routes_by_replica(proxy.url, upstreams)
+    plan = [(route, owner) for owner, routes in pinned.items() for route in routes]
+    plan += [(None, None)] * FRESH_STUDENTS
+    students = [open_student(browser, proxy.url, route, owner) for route, owner in plan]
+    try:
+        for slug in PAGES_VISITED:
+            for student in students:  # the whole class opens the link, then everyone waits
+                student.page.goto(page_url(proxy.url, slug), wait_until="commit")
+            for student in students:
+                wait_for_script(student.page)
+                assert_rendered(student.page, slug)
+        upload_png(students[-1].page, tmp_path)  # a fresh student: the route nginx chose
+        for student in students:
+            student.remember_route()
+    finally:
+        for student in students:
+            student.context.close()
+
+    for student in students:
+        assert_pinned(student)
+    # The upload and the st.image of it (served from the replica's memory under /media/) both
+    # reached the uploader's replica: assert_pinned checked their X-Upstream like the others'.
+    uploader = students[-1].responses
+    uploads = [(url, status) for url, status, _ in uploader if "/_stcore/upload_file/" in url]
+    assert uploads and all(status < 300 for _, status in uploads), uploads
+    assert any("/media/" in url and status == 200 for url, status, _ in uploader), uploader
+    served = {upstream for student in students for upstream in student.upstreams_seen()}
+    assert served == set(upstreams), f"replicas that served students: {served}"
+
+    # Playwright shows no websocket headers; nginx's access log shows where each one went.
+    routes = [student.route for student in students]
+    by_route = wait_for_closed_websockets(proxy, routes)
+    for student in students:
+        lines = by_route.get(student.route, [])
+        assert len(websocket_lines(lines)) >= len(PAGES_VISITED), f"{student.route}: {lines}"
+        assert {m["upstream"] for m in lines} == student.upstreams_seen(), student.route
