@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,18 +89,24 @@ def _png_bytes(width: int, height: int) -> bytes:
     return buffer.getvalue()
 
 
-def test_upload_png_through_file_chooser(server, page, tmp_path):
+def upload_home_png(page, tmp_path: Path) -> None:
+    """On the open Home page: switch the image input to Upload, choose a 173x91 PNG through the
+    file chooser, and check it was decoded and drawn."""
     png = tmp_path / "ramp.png"
     png.write_bytes(_png_bytes(173, 91))
-    page.goto(page_url(server.url, "home"))
-    wait_for_script(page)
     page.locator(".st-key-home-image-source").get_by_text("Upload a file").click()
     wait_for_script(page)
     page.locator(".st-key-home-image-upload input[type='file']").set_input_files(str(png))
     page.wait_for_selector("text=173x91 RGB", timeout=SCRIPT_TIMEOUT_MS)
     wait_for_script(page)
-    assert_rendered(page, "home")
+    assert_rendered(page, "home after an upload")
     assert page.locator("[data-testid='stImage'] img").first.is_visible()
+
+
+def test_upload_png_through_file_chooser(server, page, tmp_path):
+    page.goto(page_url(server.url, "home"))
+    wait_for_script(page)
+    upload_home_png(page, tmp_path)
     save_whole_page(page, "home-upload")
 
 

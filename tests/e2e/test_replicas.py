@@ -27,10 +27,9 @@ import pytest
 from deploy.nginx_conf import ROUTE_COOKIE, render
 from tests.e2e.conftest import ARTIFACTS, StreamlitServer, free_port, start_server, stop_server
 from tests.e2e.test_browser import (
-    SCRIPT_TIMEOUT_MS,
-    _png_bytes,
     assert_rendered,
     page_url,
+    upload_home_png,
     wait_for_script,
 )
 
@@ -215,15 +214,7 @@ def open_student(browser, proxy_url: str, route: str | None, upstream: str | Non
 
 def upload_png(page, tmp_path: Path) -> None:
     """Through nginx: the upload PUT carries the XSRF token and must reach the session's replica."""
-    png = tmp_path / "ramp.png"
-    png.write_bytes(_png_bytes(173, 91))
-    page.locator(".st-key-home-image-source").get_by_text("Upload a file").click()
-    wait_for_script(page)
-    page.locator(".st-key-home-image-upload input[type='file']").set_input_files(str(png))
-    page.wait_for_selector("text=173x91 RGB", timeout=SCRIPT_TIMEOUT_MS)
-    wait_for_script(page)
-    assert_rendered(page, "home after upload")
-    assert page.locator("[data-testid='stImage'] img").first.is_visible()
+    upload_home_png(page, tmp_path)
 
 
 def assert_pinned(student: Student) -> None:
