@@ -100,13 +100,18 @@ def start_server(name: str, env: dict[str, str] | None = None) -> StreamlitServe
     return server
 
 
-def stop_server(server: StreamlitServer) -> None:
-    server.process.terminate()
+def stop_process(process: subprocess.Popen) -> None:
+    """Terminate ``process``; kill it when it has not ended after 15 s."""
+    process.terminate()
     try:
-        server.process.wait(timeout=15)
+        process.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
+        process.kill()
+        process.wait()
+
+
+def stop_server(server: StreamlitServer) -> None:
+    stop_process(server.process)
 
 
 def chromium_path() -> str:

@@ -25,7 +25,14 @@ from pathlib import Path
 import pytest
 
 from deploy.nginx_conf import ROUTE_COOKIE, render
-from tests.e2e.conftest import ARTIFACTS, StreamlitServer, free_port, start_server, stop_server
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    StreamlitServer,
+    free_port,
+    start_server,
+    stop_process,
+    stop_server,
+)
 from tests.e2e.test_browser import (
     assert_rendered,
     page_url,
@@ -125,12 +132,7 @@ def start_nginx(upstreams: list[str], run_dir: Path) -> Proxy:
 
 
 def stop_nginx(proxy: Proxy) -> None:
-    proxy.process.terminate()
-    try:
-        proxy.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proxy.process.kill()
-        proxy.process.wait()
+    stop_process(proxy.process)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "nginx-replicas-access.log").write_text(proxy.access_log())
     (ARTIFACTS / "nginx-replicas-error.log").write_text(proxy.error_log())
