@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui.registry import available_pages
 from ui.settings import render_sidebar
+from ui.turns import turn_released
 
 st.set_page_config(page_title="Torch Playground", page_icon=":material/science:", layout="wide")
 
@@ -30,4 +31,6 @@ navigation = st.navigation(
     ]
 )
 render_sidebar()
-navigation.run()
+# The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
+with turn_released():
+    navigation.run()

@@ -11,6 +11,7 @@ from ui.image_input import image_input
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.registry import LESSONS, available_lessons
 from ui.settings import current_settings
+from ui.turns import take_turn
 
 
 @st.cache_resource(show_spinner=False)
@@ -29,6 +30,7 @@ st.markdown(
     "Move a slider, upload an image, and see what the real PyTorch call does, and why. "
     "Every picture is computed by the real torch or OpenCV operation."
 )
+take_turn()  # the header is on its way; the rest waits for this script's turn (ui/turns.py)
 
 settings = current_settings()
 

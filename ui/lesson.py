@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui.turns import take_turn
+
 
 @dataclass(frozen=True)
 class LessonLayout:
@@ -40,6 +42,8 @@ def lesson_layout(
         raise ValueError(f"figure_share must be between 0.5 and 0.85, got {figure_share}")
     st.title(title, anchor=False)
     st.markdown(f"**Look at:** {look_at}")
+    # The header is on its way to the browser; the rest waits for this script's turn.
+    take_turn()
     figure_col, controls_col = st.columns(
         [figure_share, 1 - figure_share], gap=gap, vertical_alignment="top"
     )
