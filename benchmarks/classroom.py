@@ -1,6 +1,7 @@
 """A class opening the same lesson link at once, measured at Streamlit's protocol level.
 
-Run: python benchmarks/classroom.py [--sessions 50] [--pages home flow] [--soak 1000] [--url URL]
+Run: python benchmarks/classroom.py [--sessions 50] [--pages home flow] [--live-seconds 60]
+     [--soak 1000] [--url URL]
 
 Starts one ``streamlit run app.py`` of its own (or uses ``--url``; then no CPU or RSS figures)
 and speaks the browser's protocol with no browser: a websocket to ``/_stcore/stream``, one
@@ -13,10 +14,17 @@ and speaks the browser's protocol with no browser: a websocket to ``/_stcore/str
   the slowest ``/_stcore/health`` answer during the burst, the server's CPU-seconds per view and
   its peak RSS.
 
+``--live-seconds S`` (default 60; 0 skips it) then opens the memory page on ``--sessions``
+sessions, switches its "Live" toggle on the way a browser does (a rerun carrying the widget's
+new state) and, like the browser's timer, asks for the live fragment every interval the server
+announced (``auto_rerun``) for S seconds. It prints each session's refresh count, the longest
+gap between two refreshes (p50 / p95 / max over the sessions), the slowest health answer, and
+the server's CPU-milliseconds per fragment rerun.
+
 ``--soak N`` then reruns the warp page N times on one session and prints RSS after a 50-rerun
 warm-up and at the end. Timings are printed, never asserted: they depend on the machine and its
-load (printed before and after). The live memory page's scenario (fragments rerun by each
-browser's timer) is not driven by this client yet.
+load (printed before and after). The client runs on the same machine and takes CPU from the
+server, so the figures are a little worse than a class on its own laptops would see.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from ui.registry import available_pages  # noqa: E402
 
 DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
 RERUN_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
+FRAGMENT_DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY")
 VIEW_TIMEOUT_S = 300.0
 
 
@@ -168,6 +177,140 @@ async def measure_page(base: str, pid: int | None, slug: str, sessions: int) -> 
     )
 
 
+@dataclass
+class LiveView:
+    """One session on the live page: refresh completion times and what went wrong."""
+
+    refreshes: list[float]
+    error: str = ""
+
+    def longest_gap(self, started: float, ended: float) -> float:
+        """The longest time without a refresh between ``started`` and ``ended``."""
+        marks = [started, *self.refreshes, ended]
+        return max(b - a for a, b in zip(marks, marks[1:], strict=False))
+
+
+def _live_toggle_id(fm: ForwardMsg) -> str | None:
+    if fm.WhichOneof("type") != "delta" or not fm.delta.HasField("new_element"):
+        return None
+    element = fm.delta.new_element
+    if element.WhichOneof("type") == "checkbox" and element.checkbox.id.endswith("memory.live"):
+        return element.checkbox.id
+    return None
+
+
+async def _switch_live_on(ws) -> tuple[str, float]:
+    """Open the memory page and turn Live on; return the live fragment's id and interval."""
+    await ws.send(_rerun_request("memory"))
+    toggle_id = None
+    while True:
+        fm = ForwardMsg.FromString(await ws.recv())
+        toggle_id = toggle_id or _live_toggle_id(fm)
+        if fm.WhichOneof("type") == "script_finished" and fm.script_finished != RERUN_EARLY:
+            break
+    if toggle_id is None:
+        raise RuntimeError("no Live toggle on the memory page")
+    msg = BackMsg()
+    msg.rerun_script.page_name = "memory"
+    state = msg.rerun_script.widget_states.widgets.add()
+    state.id, state.bool_value = toggle_id, True
+    await ws.send(msg.SerializeToString())
+    while True:
+        fm = ForwardMsg.FromString(await ws.recv())
+        if fm.WhichOneof("type") == "auto_rerun":
+            return fm.auto_rerun.fragment_id, fm.auto_rerun.interval
+
+
+async def _browser_timer(ws, fragment_id: str, interval: float, until: float) -> None:
+    """What the browser's timer does: ask for the fragment every ``interval`` seconds."""
+    msg = BackMsg()
+    msg.rerun_script.page_name = "memory"
+    msg.rerun_script.fragment_id = fragment_id
+    msg.rerun_script.is_auto_rerun = True
+    payload = msg.SerializeToString()
+    while time.perf_counter() < until:
+        await asyncio.sleep(interval)
+        await ws.send(payload)
+
+
+async def live_view(ws_url: str, seconds: float, started: float, ready) -> LiveView:
+    """One viewer of the live page for ``seconds``; calls ``ready()`` once Live is on (or the
+    session failed); never raises."""
+    view = LiveView([])
+    try:
+        async with websockets.connect(
+            ws_url, subprotocols=["streamlit", "benchmark"], max_size=None, open_timeout=60
+        ) as ws:
+            try:
+                fragment_id, interval = await _switch_live_on(ws)
+            finally:
+                ready()
+            until = started + seconds
+            timer = asyncio.create_task(_browser_timer(ws, fragment_id, interval, until))
+            try:
+                while time.perf_counter() < until:
+                    try:
+                        raw = await asyncio.wait_for(ws.recv(), until - time.perf_counter())
+                    except TimeoutError:
+                        break
+                    fm = ForwardMsg.FromString(raw)
+                    if (fm.WhichOneof("type") == "script_finished"
+                            and fm.script_finished == FRAGMENT_DONE):
+                        view.refreshes.append(time.perf_counter())
+            finally:
+                timer.cancel()
+    except Exception as error:  # a benchmark reports a failed session and goes on
+        view.error = f"{type(error).__name__}: {str(error)[:80]}"
+        ready()
+    return view
+
+
+async def measure_live(base: str, pid: int | None, sessions: int, seconds: float) -> None:
+    ws_url = base.replace("http", "ws", 1) + "/_stcore/stream"
+    waiting = {"sessions": sessions}
+    steady: dict[str, float] = {}  # when every session is live: the clock and the server's CPU
+
+    def ready() -> None:
+        waiting["sessions"] -= 1
+        if waiting["sessions"] == 0:
+            steady["at"] = time.perf_counter()
+            steady["cpu"] = _cpu_seconds(pid) if pid else 0.0
+
+    started = time.perf_counter()
+    with Watch(base, pid) as watch:
+        views = await asyncio.gather(
+            *(live_view(ws_url, seconds, started, ready) for _ in range(sessions))
+        )
+    ended = started + seconds
+    cpu_end = _cpu_seconds(pid) if pid else 0.0
+    # The first refresh of each session comes after it opened the page and switched Live on.
+    gaps = [v.longest_gap(v.refreshes[0], ended) for v in views if v.refreshes]
+    counts = [len(v.refreshes) for v in views]
+    errors = [v.error for v in views if v.error]
+    # CPU per refresh only from the moment every session was live: opening the page is not a
+    # refresh.
+    steady_refreshes = sum(
+        1 for v in views for t in v.refreshes if t >= steady.get("at", float("inf"))
+    )
+    cpu_ms = (
+        f"{1000 * (cpu_end - steady['cpu']) / steady_refreshes:.1f}"
+        if pid and steady_refreshes
+        else "-"
+    )
+    print(f"\n## {sessions} sessions on the live memory page for {seconds:.0f} s")
+    print("| refreshes per session (min / median) | longest gap p50 (s) | p95 (s) | max (s) | "
+          "health max (s) | server CPU-ms per refresh | RSS peak (MB) | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    if not gaps:
+        print(f"| 0 | - | - | - | {watch.health_max_s:.2f} | - | - | {len(errors)}: "
+              f"{errors[0] if errors else ''} |")
+        return
+    rss = f"{watch.rss_peak_mb:.0f}" if pid else "-"
+    print(f"| {min(counts)} / {statistics.median(counts):.0f} | {_pct(gaps, 0.5):.2f} | "
+          f"{_pct(gaps, 0.95):.2f} | {max(gaps):.2f} | {watch.health_max_s:.2f} | {cpu_ms} | "
+          f"{rss} | {len(errors)}{': ' + errors[0] if errors else ''} |")
+
+
 async def soak(base: str, pid: int | None, reruns: int) -> None:
     ws_url = base.replace("http", "ws", 1) + "/_stcore/stream"
     async with websockets.connect(ws_url, subprotocols=["streamlit", "benchmark"],
@@ -199,6 +342,8 @@ async def main_async(args: argparse.Namespace) -> None:
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for slug in slugs:
             print(await measure_page(base, pid, slug, args.sessions), flush=True)
+        if args.live_seconds > 0:
+            await measure_live(base, pid, args.sessions, args.live_seconds)
         if args.soak:
             await soak(base, pid, args.soak)
     finally:
@@ -211,6 +356,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=50, help="sessions at once per page")
     parser.add_argument("--pages", nargs="*", help="slugs (default: every page)")
+    parser.add_argument("--live-seconds", type=float, default=60.0,
+                        help="seconds of the live memory page scenario (0 skips it)")
     parser.add_argument("--soak", type=int, default=0, help="reruns of warp on one session")
     parser.add_argument("--url", help="use a running server instead of starting one")
     asyncio.run(main_async(parser.parse_args()))
