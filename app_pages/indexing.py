@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import indexing as ix
-from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figures
+from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figure
 from core.notes import LiveRun, cite
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
 from ui.indexing_notes_demos import render_notes_demos
@@ -36,6 +37,42 @@ CUSTOM_EXAMPLE = "your own expression (typed)"
 def _notes_code_run(key: str) -> LiveRun:
     """What the notes' own code of a preset prints today, run once per process."""
     return ix.run_notes_code(key)
+
+
+# ---------------------------------------------------------------------------------- shared
+#: A gather/scatter case as the page ran it: (op, first, index, src texts, dim, reduce,
+#: include_self, device). Small and hashable: the key of the cached run and its pictures.
+Case = tuple[str, str, str, str, int, str | None, bool, str]
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _case_run(case: Case) -> tuple[ix.Trace | None, ix.IndexingError | None, str]:
+    """ix.run_case once per case and process: the page and its shared pictures read the same
+    trace (on a GPU, which duplicate write wins a collision can change from run to run)."""
+    return ix.run_case(*case)
+
+
+def _highlight(trace: ix.Trace, pos: ix.Pos) -> dict[str, tuple[ix.Pos, ...]]:
+    """The cells to frame: out[pos] and the input cells it came from."""
+    return {**ix.explain_element(trace, pos).sources, "out": (pos,)}
+
+
+@shared_figure(max_entries=256)  # a few pictures per case times the out cells clicked
+def _case_figure(case: Case, name: str, pos: ix.Pos) -> go.Figure:
+    """Picture ``name`` of a gather/scatter case with out[pos] explained, built once per
+    process: at 20-80 ms each, rebuilding it for every student of a class held the GIL."""
+    trace = _case_run(case)[0]
+    assert trace is not None, "only a case that ran has pictures"
+    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()))
+
+
+@shared_figure(max_entries=128)  # x and out times the out cells clicked, for typed inputs
+def _index_figure(x_text: str, expr: str, name: str, pos: ix.Pos) -> go.Figure:
+    """Picture ``name`` of x[expr] with out[pos] explained, built once per process (keyed on
+    the typed texts; the trace is deterministic, so it matches the page's own run)."""
+    trace = ix.run_index_case(x_text, expr)[0]
+    assert trace is not None, "only an expression that ran has pictures"
+    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()))
 
 
 def _preset_label(key: str) -> str:
@@ -402,7 +439,8 @@ with layout.controls:
 preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
 texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
 preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim), reduce, include_self)
-trace, err, snippet = ix.run_case(op, *texts, int(dim), reduce, include_self, settings.device)
+case: Case = (op, *texts, int(dim), reduce, bool(include_self), settings.device)
+trace, err, snippet = _case_run(case)
 
 # ---- the picture: inputs wired to out, the clicked cell's formula under it
 with layout.figure:
@@ -417,10 +455,10 @@ with layout.figure:
         with cell_box:
             pos = _selected_position(trace, f"{K}.out_chart", f"{K}.cell")
         expl = ix.explain_element(trace, pos)
-        figs = trace_figures(trace, {**expl.sources, "out": [pos]})
         names = [n for n in trace.operands if not (n == "src" and trace.scalar_src)]
         shapes = {n: tuple(trace.operands[n].shape) for n in names}
         shapes["out"] = tuple(trace.result.shape)
+        figs = {name: _case_figure(case, name, pos) for name in shapes}
         touch = _touch_device()
         figure_grid(figs, shapes, _alt_texts(trace, names, pos), f"{K}.out_chart", touch=touch)
         if touch:
@@ -565,9 +603,8 @@ with tab_ix:
             help="Pick an example, or type your own expression below.",
         )
         st.text_input("x[ ... ]", key=f"{K}.expr")
-    itrace, ierr, isnippet = ix.run_index_case(
-        st.session_state[f"{K}.x"], st.session_state[f"{K}.expr"]
-    )
+    x_text, expr = st.session_state[f"{K}.x"], st.session_state[f"{K}.expr"]
+    itrace, ierr, isnippet = ix.run_index_case(x_text, expr)
     if ierr is not None:
         show_error(ierr, isnippet, "Change the expression or x; the rest of the page still works.")
     if itrace is not None and itrace.result.numel() == 0:
@@ -575,8 +612,8 @@ with tab_ix:
     elif itrace is not None:
         ipos = _selected_position(itrace, f"{K}.index_out_chart", f"{K}.index_cell")
         iexpl = ix.explain_element(itrace, ipos)
-        ifigs = trace_figures(itrace, {**iexpl.sources, "out": [ipos]})
         ishapes = {"x": tuple(itrace.operands["x"].shape), "out": tuple(itrace.result.shape)}
+        ifigs = {name: _index_figure(x_text, expr, name, ipos) for name in ishapes}
         figure_grid(
             ifigs,
             ishapes,

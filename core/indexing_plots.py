@@ -326,32 +326,43 @@ def tensor_figure(
     return go.Figure(data=data, layout=layout)
 
 
+def trace_figure(trace: Trace, name: str, highlight: Iterable[Pos] = ()) -> go.Figure:
+    """One picture of a trace: operand ``name``, or ``"out"`` (clickable, collisions tagged).
+
+    ``highlight`` lists the cells of that picture to frame in black. One picture per call, so
+    a page can build (and cache) each picture on its own.
+
+    Raises:
+        ValueError: ``name`` is neither an operand of ``trace`` nor ``"out"``.
+    """
+    if name != "out" and name not in trace.operands:
+        raise ValueError(f"no picture {name!r}; choose one of {[*trace.operands, 'out']}")
+    coloring = source_coloring(trace)
+    if name == "out":
+        return tensor_figure(
+            trace.result,
+            "out",
+            colors=coloring.by_operand["out"],
+            marks=coloring.marks,
+            highlight=highlight,
+            clickable=True,
+        )
+    scalar = name == "src" and trace.scalar_src
+    title = "src (scalar)" if scalar else {"dest": "dest (before)"}.get(name, name)
+    return tensor_figure(
+        trace.operands[name], title, colors=coloring.by_operand.get(name), highlight=highlight
+    )
+
+
 def trace_figures(
     trace: Trace, highlight: Mapping[str, Iterable[Pos]] | None = None
 ) -> dict[str, go.Figure]:
     """All pictures of one trace, keyed by operand name plus ``"out"`` (clickable)."""
-    coloring = source_coloring(trace)
     highlight = highlight or {}
-    figs: dict[str, go.Figure] = {}
-    titles = {"dest": "dest (before)", "x": "x"}
-    for name, tensor in trace.operands.items():
-        scalar = name == "src" and trace.scalar_src
-        title = "src (scalar)" if scalar else titles.get(name, name)
-        figs[name] = tensor_figure(
-            tensor,
-            title,
-            colors=coloring.by_operand.get(name),
-            highlight=highlight.get(name, ()),
-        )
-    figs["out"] = tensor_figure(
-        trace.result,
-        "out",
-        colors=coloring.by_operand["out"],
-        marks=coloring.marks,
-        highlight=highlight.get("out", ()),
-        clickable=True,
-    )
-    return figs
+    return {
+        name: trace_figure(trace, name, highlight.get(name, ()))
+        for name in (*trace.operands, "out")
+    }
 
 
 def figure_units(shape: tuple[int, ...]) -> int:
