@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from core import batchnorm as bn
 from core.notes import cite
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
 from ui.notes_callout import callouts_of, notes_callout
@@ -31,6 +31,8 @@ PROGRESS_SECONDS = 1.0
 EPS_OPTIONS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 MOMENTUM_MODES = ("float (exponential average)", "None (cumulative average)")
 NORM_COLORS = "Turbo"
+NORM_NAMES = ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm")
+NORM_SPATIAL = (4, 4)  # H, W of section 3's live input: enough values per statistic, small
 GREY, GREEN, RED = "#6b6b6b", "#2ca02c", "#d62728"
 
 
@@ -120,8 +122,14 @@ def _progress_hook(bar) -> Callable[[int, int], None]:
     return hook
 
 
-def _running_chart(history: bn.History, channel: int, steps: int) -> go.Figure:
-    """Batch, true and running mean (left) and variance (right) of one channel over the steps."""
+@shared_figure(max_entries=32)
+def _running_chart(config: bn.SimConfig, steps: int, channel: int) -> go.Figure:
+    """Batch, true and running mean (left) and variance (right) of one channel over the steps.
+
+    Shared by every session with these arguments. Call :func:`_history` first: a long run is
+    then in :func:`_simulate`'s cache, and is not recomputed here without a progress bar.
+    """
+    history = _simulate(config, steps)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
     step_axis = list(range(1, steps + 1))  # plain lists: the browser sees the numbers as such
     for col, (batch_vals, running, true_vals, name) in enumerate((
@@ -153,6 +161,92 @@ def _running_chart(history: bn.History, channel: int, steps: int) -> go.Figure:
                       font={"color": "#111111"},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
     return fig
+
+
+def _shown_batch(config: bn.SimConfig, steps: int) -> torch.Tensor:
+    """The batch section 1 puts through train() and eval(): the last one trained on."""
+    return bn.sample_batch(config.stream, max(steps - 1, 0), config.batch_size, config.spatial,
+                           seed=config.seed)
+
+
+def _affine(config: bn.SimConfig) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """A fresh module's γ (ones) and β (zeros), or None without affine."""
+    if not config.affine:
+        return None, None
+    return torch.ones(config.channels), torch.zeros(config.channels)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _comparison(config: bn.SimConfig, steps: int) -> bn.ModeComparison:
+    """train() vs eval() on the shown batch, once per (config, steps) for the whole process:
+    the page's numbers and :func:`_modes_chart` read the same result."""
+    weight, bias = _affine(config)
+    return bn.compare_modes(_shown_batch(config, steps), _simulate(config, steps).state,
+                            eps=config.eps, weight=weight, bias=bias,
+                            track_running_stats=config.track_running_stats,
+                            momentum=config.momentum)
+
+
+@shared_figure(max_entries=32)
+def _modes_chart(config: bn.SimConfig, steps: int, channel: int) -> go.Figure:
+    """Overlaid histograms of one channel's train() and eval() output, on shared bins."""
+    comparison = _comparison(config, steps)
+    y_tr = comparison.y_train[:, channel].flatten().numpy()
+    y_ev = comparison.y_eval[:, channel].flatten().numpy()
+    tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
+    em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
+    finite = np.concatenate([y_tr, y_ev])
+    finite = finite[np.isfinite(finite)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
+    bins = {"start": lo, "end": hi + 1e-9, "size": max((hi - lo) / 40, 1e-6)}  # shared bins
+    hist = go.Figure()
+    hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
+                                opacity=0.6, xbins=bins, marker_color="#1f77b4"))
+    hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
+                                opacity=0.6, xbins=bins, marker_color="#d62728"))
+    for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
+        if np.isfinite(value):
+            hist.add_vline(x=float(value), line_color=color, line_dash="dash")
+    hist.update_layout(barmode="overlay", height=340, margin={"t": 40, "b": 10},
+                       xaxis_title="output value", yaxis_title="count",
+                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
+    return hist
+
+
+@shared_figure(max_entries=32)
+def _norms_diagram(samples: int, channels: int, groups: int) -> go.Figure:
+    """Four (channel × sample) grids; cells with one number share one mean and variance."""
+    diagram = make_subplots(rows=1, cols=4, subplot_titles=NORM_NAMES, horizontal_spacing=0.04)
+    for i, name in enumerate(NORM_NAMES, start=1):
+        ids = bn.norm_group_ids(name, samples, channels, groups)
+        diagram.add_trace(go.Heatmap(z=ids, text=ids, texttemplate="%{text}", showscale=False,
+                                     colorscale=NORM_COLORS, xgap=2, ygap=2,
+                                     hovertemplate="sample n=%{x}, channel c=%{y}<br>"
+                                                   "statistic #%{z}<extra></extra>"),
+                          row=1, col=i)
+    diagram.update_xaxes(title_text="sample n", dtick=1)
+    diagram.update_yaxes(title_text="channel c", dtick=1, autorange="reversed", row=1, col=1)
+    diagram.update_yaxes(dtick=1, autorange="reversed")
+    diagram.update_layout(height=260, margin={"t": 40, "b": 10})
+    return diagram
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _norms_table(stream: bn.Stream, samples: int, groups: int, seed: int) -> dict[str, list]:
+    """The four normalizations by hand and by the real modules on batch 0 of the stream, as
+    the table shows them: the same for every session with these arguments."""
+    x = bn.sample_batch(stream, 0, samples, NORM_SPATIAL, seed=seed)
+    if stream.nan_step == 0:
+        x = torch.nan_to_num(x)  # a NaN would only make every difference NaN
+    results = bn.compare_norms(x, groups)
+    return {
+        "normalization": [r.name for r in results],
+        "real module": [r.module for r in results],
+        "pools over": [r.axes for r in results],
+        "statistics (shape)": [str(r.stats_shape) for r in results],
+        "values per statistic": [r.values_per_stat for r in results],
+        "max |by hand − module|": [f"{r.max_abs_diff:.1e}" for r in results],
+    }
 
 
 settings = current_settings()
@@ -285,7 +379,7 @@ if estimate > GATE_SECONDS and st.session_state.get(CONFIRMED_KEY) != (config, s
 with layout.figure:
     history = _history(config, steps, st.empty())
     show_chart(
-        _running_chart(history, channel, steps),
+        _running_chart(config, steps, channel),
         alt=f"Line charts of channel {channel} over {steps} training steps: the running mean and "
             "running variance (red) approach the stream's true mean and variance (green dashed); "
             "grey dots are each batch's own mean and variance.",
@@ -355,9 +449,8 @@ with layout.figure:
                 "arrive.", icon=":material/info:")
 
 shown_index = max(steps - 1, 0)
-x = bn.sample_batch(stream, shown_index, batch_size, spatial, seed=settings.seed)
-weight = torch.ones(channels) if affine else None
-bias = torch.zeros(channels) if affine else None
+x = _shown_batch(config, steps)
+weight, bias = _affine(config)
 
 
 def _buffers_tab() -> None:
@@ -679,31 +772,14 @@ with layout.details:
         st.info("train() cannot run on this input (see the error beside the chart), so there "
                 "is nothing to compare.", icon=":material/info:")
     else:
-        comparison = bn.compare_modes(x, history.state, eps=eps, weight=weight, bias=bias,
-                                      track_running_stats=track, momentum=momentum)
+        comparison = _comparison(config, steps)
         which = "the last one trained on" if steps else "the first one, not trained on yet"
         st.caption(f"Batch number {shown_index} of the stream ({which}), channel {channel}, after "
                    f"{steps} steps.")
-        y_tr = comparison.y_train[:, channel].flatten().numpy()
-        y_ev = comparison.y_eval[:, channel].flatten().numpy()
         tm, ts = comparison.train_mean[channel], comparison.train_std[channel]
         em, es = comparison.eval_mean[channel], comparison.eval_std[channel]
-        finite = np.concatenate([y_tr, y_ev])
-        finite = finite[np.isfinite(finite)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
-        bins = {"start": lo, "end": hi + 1e-9, "size": max((hi - lo) / 40, 1e-6)}  # shared bins
-        hist = go.Figure()
-        hist.add_trace(go.Histogram(x=y_tr, name=f"train(): mean {tm:.3f}, std {ts:.3f}",
-                                    opacity=0.6, xbins=bins, marker_color="#1f77b4"))
-        hist.add_trace(go.Histogram(x=y_ev, name=f"eval(): mean {em:.3f}, std {es:.3f}",
-                                    opacity=0.6, xbins=bins, marker_color="#d62728"))
-        for value, color in ((tm, "#1f77b4"), (em, "#d62728")):
-            if np.isfinite(value):
-                hist.add_vline(x=float(value), line_color=color, line_dash="dash")
-        hist.update_layout(barmode="overlay", height=340, margin={"t": 40, "b": 10},
-                           xaxis_title="output value", yaxis_title="count",
-                           legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
-        show_chart(hist, width="stretch", key="batchnorm.modes_chart",
+        show_chart(_modes_chart(config, steps, channel), width="stretch",
+                   key="batchnorm.modes_chart",
                    alt=f"Overlaid histograms of channel {channel}'s output for one batch: "
                        f"train() (blue) has mean {tm:.2f} and std {ts:.2f}, eval() (red) mean "
                        f"{em:.2f} and std {es:.2f}.")
@@ -775,23 +851,8 @@ with layout.details:
         help="G must divide C. G = 1 is LayerNorm over (C, H, W); G = C is InstanceNorm.",
     ))
     demo_n = min(max(batch_size, 2), 6)
-    demo_x = bn.sample_batch(stream, 0, demo_n, (4, 4), seed=settings.seed)
-    if stream.nan_step == 0:
-        demo_x = torch.nan_to_num(demo_x)
-    names = ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm")
-    diagram = make_subplots(rows=1, cols=4, subplot_titles=names, horizontal_spacing=0.04)
-    for i, name in enumerate(names, start=1):
-        ids = bn.norm_group_ids(name, demo_n, channels, groups)
-        diagram.add_trace(go.Heatmap(z=ids, text=ids, texttemplate="%{text}", showscale=False,
-                                     colorscale=NORM_COLORS, xgap=2, ygap=2,
-                                     hovertemplate="sample n=%{x}, channel c=%{y}<br>"
-                                                   "statistic #%{z}<extra></extra>"),
-                          row=1, col=i)
-    diagram.update_xaxes(title_text="sample n", dtick=1)
-    diagram.update_yaxes(title_text="channel c", dtick=1, autorange="reversed", row=1, col=1)
-    diagram.update_yaxes(dtick=1, autorange="reversed")
-    diagram.update_layout(height=260, margin={"t": 40, "b": 10})
-    show_chart(diagram, width="stretch", key="batchnorm.norms_chart",
+    show_chart(_norms_diagram(demo_n, channels, groups), width="stretch",
+               key="batchnorm.norms_chart",
                alt="Four grids of samples (columns) by channels (rows); cells with the same "
                    "number share one mean and variance: BatchNorm one per channel row, LayerNorm "
                    "one per sample column, InstanceNorm one per cell, GroupNorm one per group "
@@ -799,18 +860,10 @@ with layout.details:
     st.caption("Each cell is one (sample, channel) pair holding all H×W positions; cells with the "
                "same number and colour share one mean and variance. All four always pool H and W. "
                "GroupNorm with G = 1 equals LayerNorm, with G = C it equals InstanceNorm.")
-    results = bn.compare_norms(demo_x, groups)
-    st.table({
-        "normalization": [r.name for r in results],
-        "real module": [r.module for r in results],
-        "pools over": [r.axes for r in results],
-        "statistics (shape)": [str(r.stats_shape) for r in results],
-        "values per statistic": [r.values_per_stat for r in results],
-        "max |by hand − module|": [f"{r.max_abs_diff:.1e}" for r in results],
-    })
-    st.caption(f"Live input: {tuple(demo_x.shape)} drawn from the stream above (batch 0). Only "
-               "BatchNorm mixes samples, which is why only BatchNorm has running statistics and a "
-               "train/eval difference.")
+    st.table(_norms_table(stream, demo_n, groups, settings.seed))
+    st.caption(f"Live input: {bn.input_shape(demo_n, channels, NORM_SPATIAL)} drawn from the "
+               "stream above (batch 0). Only BatchNorm mixes samples, which is why only "
+               "BatchNorm has running statistics and a train/eval difference.")
 
     # ------------------------------------------------------------------------------------------
     # 4. The notes' lessons, run live
