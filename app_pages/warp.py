@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 
 import numpy as np
@@ -12,7 +14,7 @@ import streamlit as st
 from core import warp
 from core.figure_style import png_data_uri
 from core.notes import cite
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
 from ui.lesson import lesson_layout
@@ -87,6 +89,218 @@ def _compare(
         device=device,
         notes=notes,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class WarpCase:
+    """One warp the page shows, in a few hashable fields: the key of its shared figures.
+
+    The image is named by its digest (its pixels travel beside the key, unhashed), so fifty
+    students on the same sample and settings share one set of figures.
+    """
+
+    image_digest: str
+    matrix: tuple[tuple[float, ...], ...]
+    dsize: tuple[int, int]
+    align_corners: bool
+    mode: str
+    padding_mode: str
+    device: str
+    notes: bool
+
+    @property
+    def profile_row(self) -> int:
+        """The output row the profile chart draws: the middle one."""
+        return self.dsize[1] // 2
+
+    def compare(self, img: np.ndarray) -> warp.WarpComparison:
+        """The cached :func:`_compare` of ``img`` (the image this case's digest names)."""
+        return _compare(
+            img,
+            np.array(self.matrix, dtype=np.float64),
+            self.dsize,
+            self.align_corners,
+            self.mode,
+            self.padding_mode,
+            self.device,
+            self.notes,
+        )
+
+
+def image_digest(img: np.ndarray) -> str:
+    """A name for ``img``'s pixels, shape and dtype: the same sample or upload, the same name."""
+    header = f"{img.shape}{img.dtype}".encode()
+    return hashlib.sha256(header + np.ascontiguousarray(img).tobytes()).hexdigest()
+
+
+def warp_case(img, matrix, dsize, align_corners, mode, padding_mode, device, notes) -> WarpCase:
+    """The :class:`WarpCase` of the page's current image and settings."""
+    rows = tuple(tuple(float(v) for v in row) for row in np.asarray(matrix, dtype=np.float64))
+    return WarpCase(
+        image_digest(img), rows, dsize, align_corners, mode, padding_mode, device, notes
+    )
+
+
+# The builders below run once per process and WarpCase, for every session (issue 13): their
+# figures are shared, so nothing may change them once built. ``_img`` is not hashed; the case's
+# digest stands for it. 16 cases each, like _compare.
+@shared_figure(max_entries=16)
+def diff_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
+    """The |grid_sample − cv2| heat map, max-pooled so no error hides in the preview."""
+    diff_preview, pool = warp.max_pool_preview(
+        case.compare(_img).difference, max_side=HEAT_MAX_SIDE
+    )
+    heat = go.Figure(
+        go.Heatmap(
+            z=diff_preview,
+            x0=(pool - 1) / 2,
+            dx=pool,
+            y0=(pool - 1) / 2,
+            dy=pool,
+            colorscale=DIFF_COLORSCALE,
+            zmin=0,
+            zmax=max(1.0, float(diff_preview.max())),
+            colorbar={"title": {"text": "|Δ|"}, "thickness": 12},
+            hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
+            zsmooth="fast",  # one bitmap instead of a fillRect per cell: same look
+        )
+    )
+    # constrain="domain": the axes shrink to the picture instead of framing it in white.
+    heat.update_yaxes(
+        autorange="reversed", scaleanchor="x", constrain="domain", showticklabels=False
+    )
+    heat.update_xaxes(constrain="domain", showticklabels=False)
+    heat.update_layout(
+        title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
+        margin={"l": 0, "r": 0, "t": 40, "b": 0},
+        height=heat_height(case.dsize),
+    )
+    return heat
+
+
+@shared_figure(max_entries=16)
+def profile_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
+    """The middle output row of both warps, mean over channels."""
+    result, row = case.compare(_img), case.profile_row
+    profile = go.Figure()
+    for name, image, style in (
+        ("cv2.warpAffine", result.reference, {"color": "#1f77b4", "width": 3}),
+        ("F.grid_sample", result.warped, {"color": "#ff7f0e", "width": 1.5, "dash": "dot"}),
+    ):
+        values = image[row].astype(np.float64).mean(axis=1)
+        profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
+    profile.update_layout(
+        title=f"Output row {row}, mean over channels: a sideways offset is a shift",
+        xaxis_title="output x (px)",
+        yaxis_title="value",
+        height=280,
+        margin={"l": 0, "r": 0, "t": 40, "b": 0},
+    )
+    return profile
+
+
+@shared_figure(max_entries=16)
+def grid_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
+    """The input with a dot where every few output pixels read it, and the output frame."""
+    result = case.compare(_img)
+    grid = result.grid
+    preview, sx, sy = warp.image_preview(_img)
+    fig = go.Figure(
+        go.Image(
+            source=png_data_uri(preview),
+            x0=(sx - 1) / 2,
+            dx=sx,
+            y0=(sy - 1) / 2,
+            dy=sy,
+            hoverinfo="skip",
+        )
+    )
+    hover = [
+        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
+        for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=grid.in_x,
+            y=grid.in_y,
+            mode="markers",
+            marker={"size": 5, "color": grid.out_x, "colorscale": "Viridis", "line": {"width": 0}},
+            name="grid_sample samples",
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    w, h = case.dsize
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1], [0, 0]], dtype=np.float64)
+    m_inv = result.matrices.m_inv
+    frame = corners @ m_inv[:2, :2].T + m_inv[:2, 2]
+    fig.add_trace(
+        go.Scatter(
+            x=frame[:, 0],
+            y=frame[:, 1],
+            mode="lines",
+            name="output frame",
+            line={"color": "white", "dash": "dash"},
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        height=520,
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        legend={"orientation": "h"},
+        title=f"Every {grid.step}th output pixel, drawn where it reads the input",
+    )
+    return fig
+
+
+@shared_figure(max_entries=16)
+def zoom_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
+    """Close-up of neighbouring output pixels: where grid_sample reads and where OpenCV does."""
+    zoom = case.compare(_img).zoom
+    close = go.Figure()
+    crop = warp.crop_around(
+        _img, np.r_[zoom.in_x, zoom.ref_x], np.r_[zoom.in_y, zoom.ref_y], margin=1
+    )
+    if crop is not None:
+        pixels, x0, y0 = crop
+        close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
+    zoom_hover = [
+        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
+        f"{ry:.3f})"
+        for ox, oy, ix, iy, rx, ry in zip(
+            zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
+        )
+    ]
+    close.add_trace(
+        go.Scatter(
+            x=zoom.ref_x,
+            y=zoom.ref_y,
+            mode="markers",
+            marker={"size": 14, "symbol": "circle-open", "color": "white", "line": {"width": 2}},
+            name="cv2.warpAffine reads",
+            hoverinfo="skip",
+        )
+    )
+    close.add_trace(
+        go.Scatter(
+            x=zoom.in_x,
+            y=zoom.in_y,
+            mode="markers",
+            marker={"size": 7, "color": "red" if case.notes else "lime"},
+            name="grid_sample reads",
+            text=zoom_hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    close.update_yaxes(autorange="reversed", scaleanchor="x", dtick=1, showgrid=False)
+    close.update_xaxes(dtick=1, showgrid=False)
+    close.update_layout(
+        height=520,
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        legend={"orientation": "h"},
+        title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
+    )
+    return close
 
 
 layout = lesson_layout(
@@ -265,9 +479,11 @@ except ValueError as error:
 
 try:
     with layout.figure, st.spinner("Warping with cv2.warpAffine and F.grid_sample..."):
-        args = (img, matrix, dsize, align_corners, mode, padding_mode, settings.device)
-        result = _compare(*args, notes)
-        correct = _compare(*args, False) if notes else result
+        case = warp_case(
+            img, matrix, dsize, align_corners, mode, padding_mode, settings.device, notes
+        )
+        result = case.compare(img)
+        correct = dataclasses.replace(case, notes=False).compare(img) if notes else result
 except ValueError as error:
     with layout.figure:
         st.error(
@@ -301,36 +517,9 @@ with layout.figure:
             width="stretch",
         )
     with heat_col:
-        # Large outputs are max-pooled for the browser, so no error can hide in the preview;
-        # the chart is about 300 px wide, so a finer preview would only cost transfer time.
-        diff_preview, pool = warp.max_pool_preview(result.difference, max_side=HEAT_MAX_SIDE)
-        heat = go.Figure(
-            go.Heatmap(
-                z=diff_preview,
-                x0=(pool - 1) / 2,
-                dx=pool,
-                y0=(pool - 1) / 2,
-                dy=pool,
-                colorscale=DIFF_COLORSCALE,
-                zmin=0,
-                zmax=max(1.0, float(diff_preview.max())),
-                colorbar={"title": {"text": "|Δ|"}, "thickness": 12},
-                hovertemplate="x=%{x}, y=%{y}<br>|Δ| = %{z:.3g}<extra></extra>",
-                zsmooth="fast",  # one bitmap instead of a fillRect per cell: same look
-            )
-        )
-        # constrain="domain": the axes shrink to the picture instead of framing it in white.
-        heat.update_yaxes(
-            autorange="reversed", scaleanchor="x", constrain="domain", showticklabels=False
-        )
-        heat.update_xaxes(constrain="domain", showticklabels=False)
-        heat.update_layout(
-            title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
-            margin={"l": 0, "r": 0, "t": 40, "b": 0},
-            height=heat_height(dsize),
-        )
+        # Max-pooled for the browser (about 300 px wide), so no error can hide in the preview.
         show_chart(
-            heat,
+            diff_figure(case, img),
             alt=f"Heat map of |grid_sample − cv2.warpAffine| per output pixel: largest "
             f"{e.max_whole:.3g}, mean {e.mean_whole:.3g}{unit}.",
             width="stretch",
@@ -437,23 +626,9 @@ if not has_interior:
     )
 
 with layout.details:
-    row = dsize[1] // 2
-    profile = go.Figure()
-    for name, image, style in (
-        ("cv2.warpAffine", result.reference, {"color": "#1f77b4", "width": 3}),
-        ("F.grid_sample", result.warped, {"color": "#ff7f0e", "width": 1.5, "dash": "dot"}),
-    ):
-        values = image[row].astype(np.float64).mean(axis=1)
-        profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
-    profile.update_layout(
-        title=f"Output row {row}, mean over channels: a sideways offset is a shift",
-        xaxis_title="output x (px)",
-        yaxis_title="value",
-        height=280,
-        margin={"l": 0, "r": 0, "t": 40, "b": 0},
-    )
+    row = case.profile_row
     show_chart(
-        profile,
+        profile_figure(case, img),
         alt=f"Output row {row} of both warps, mean over channels: the two curves overlap "
         "unless one path samples shifted.",
         width="stretch",
@@ -506,114 +681,19 @@ with layout.details:
             )
     with tab_grid:
         grid = result.grid
-        preview, sx, sy = warp.image_preview(img)
-        fig = go.Figure(
-            go.Image(source=png_data_uri(preview), x0=(sx - 1) / 2, dx=sx, y0=(sy - 1) / 2,
-                     dy=sy, hoverinfo="skip")
-        )
-        hover = [
-            f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
-            for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
-        ]
-        fig.add_trace(
-            go.Scatter(
-                x=grid.in_x,
-                y=grid.in_y,
-                mode="markers",
-                marker={
-                    "size": 5,
-                    "color": grid.out_x,
-                    "colorscale": "Viridis",
-                    "line": {"width": 0},
-                },
-                name="grid_sample samples",
-                text=hover,
-                hovertemplate="%{text}<extra></extra>",
-            )
-        )
-        corners = np.array(
-            [[0, 0], [dsize[0] - 1, 0], [dsize[0] - 1, dsize[1] - 1], [0, dsize[1] - 1], [0, 0]],
-            dtype=np.float64,
-        )
-        m_inv = mats.m_inv
-        frame = corners @ m_inv[:2, :2].T + m_inv[:2, 2]
-        fig.add_trace(
-            go.Scatter(
-                x=frame[:, 0],
-                y=frame[:, 1],
-                mode="lines",
-                name="output frame",
-                line={"color": "white", "dash": "dash"},
-                hoverinfo="skip",
-            )
-        )
-        fig.update_layout(
-            height=520,
-            margin={"l": 0, "r": 0, "t": 30, "b": 0},
-            legend={"orientation": "h"},
-            title=f"Every {grid.step}th output pixel, drawn where it reads the input",
-        )
         g1, g2 = st.columns([3, 2])
         with g1:
             show_chart(
-                fig,
+                grid_figure(case, img),
                 alt=f"The input image with {grid.in_x.size} dots: where every {grid.step}th "
                 "output pixel reads the input, and the output frame as a dashed outline.",
                 width="stretch",
                 key="warp.grid_chart",
             )
         zoom = result.zoom
-        close = go.Figure()
-        crop = warp.crop_around(
-            img, np.r_[zoom.in_x, zoom.ref_x], np.r_[zoom.in_y, zoom.ref_y], margin=1
-        )
-        if crop is not None:
-            pixels, x0, y0 = crop
-            close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
-        zoom_hover = [
-            f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
-            f"{ry:.3f})"
-            for ox, oy, ix, iy, rx, ry in zip(
-                zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
-            )
-        ]
-        close.add_trace(
-            go.Scatter(
-                x=zoom.ref_x,
-                y=zoom.ref_y,
-                mode="markers",
-                marker={
-                    "size": 14,
-                    "symbol": "circle-open",
-                    "color": "white",
-                    "line": {"width": 2},
-                },
-                name="cv2.warpAffine reads",
-                hoverinfo="skip",
-            )
-        )
-        close.add_trace(
-            go.Scatter(
-                x=zoom.in_x,
-                y=zoom.in_y,
-                mode="markers",
-                marker={"size": 7, "color": "red" if notes else "lime"},
-                name="grid_sample reads",
-                text=zoom_hover,
-                hovertemplate="%{text}<extra></extra>",
-            )
-        )
-        close.update_yaxes(autorange="reversed", scaleanchor="x", dtick=1, showgrid=False)
-        close.update_xaxes(dtick=1, showgrid=False)
-        close.update_layout(
-            height=520,
-            margin={"l": 0, "r": 0, "t": 30, "b": 0},
-            legend={"orientation": "h"},
-            title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
-        )
         with g2:
             show_chart(
-                close,
+                zoom_figure(case, img),
                 alt=f"Close-up of {zoom.out_x.size} neighbouring output pixels: filled dots "
                 "where grid_sample reads, rings where cv2.warpAffine reads.",
                 width="stretch",
