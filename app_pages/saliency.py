@@ -103,6 +103,24 @@ def _custom_model(
     )
 
 
+def _classify(loaded: M.LoadedModel, x: torch.Tensor) -> tuple[list[tuple[int, str, float]], int]:
+    """Top-5 (class, name, probability) of the preprocessed ``x`` (1, 3, S, S), and the class
+    count."""
+    with torch.no_grad():
+        logits = loaded.model(x)
+    return M.top_k(logits, loaded.categories, 5), int(logits.shape[1])
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _shared_classification(
+    model_key: str, image_digest: str, _loaded: M.LoadedModel, _x: torch.Tensor
+) -> tuple[list[tuple[int, str, float]], int]:
+    """:func:`_classify` once per registry model and image for the whole server: a class opening
+    the page at its defaults runs one forward pass, not fifty. (An uploaded model's key is its
+    file name, which two students may share; those are classified per session.)"""
+    return _classify(_loaded, _x)
+
+
 def _compute(model, x, target: int, method: str, params: dict, label: str):
     """Run core.saliency.compute_saliency with a progress bar; returns (result, seconds, when)."""
     bar = st.progress(0.0, text=label)
@@ -299,15 +317,18 @@ image, notice = M.ensure_min_side(image)
 if notice:
     layout.controls.warning(notice, icon=":material/zoom_in:")
 
+image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
+model_key = f"{loaded.source} · {loaded.device}"
+shared = source == "From the registry"  # an uploaded model's name is not a safe shared key
 try:
     x = loaded.preprocess(image)
     view = loaded.model_view(image)
-    with torch.no_grad():
-        logits = loaded.model(x)
-    top5 = M.top_k(logits, loaded.categories, 5)
+    if shared:
+        top5, num_classes = _shared_classification(model_key, image_digest, loaded, x)
+    else:
+        top5, num_classes = _classify(loaded, x)
 except (ValueError, RuntimeError) as error:
     _fail(f"The model could not classify this image: {error}", "try another image or model.")
-num_classes = int(logits.shape[1])
 
 with predictions_area:
     st.header("Top-5 predictions", anchor=False)
@@ -383,7 +404,6 @@ with layout.controls:
         colormap = st.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap")
 
 # ---------------------------------------------------------------- compute (shared cache)
-image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
 params = dict(
     objective=objective,
     reduce=reduce,
@@ -396,8 +416,6 @@ params = dict(
 )
 # The black level (Integrated Gradients' black baseline) comes with the model, in model_key.
 params_key = (objective, reduce, int(n), float(sigma), int(steps), baseline, settings.seed)
-shared = source == "From the registry"
-model_key = f"{loaded.source} · {loaded.device}"
 cache_key = (model_key, image_digest, int(target), method, params_key)
 runs = _shared_runs()
 with runs.lock:
