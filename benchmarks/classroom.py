@@ -1,7 +1,7 @@
 """A class opening the same lesson link at once, measured at Streamlit's protocol level.
 
 Run: python benchmarks/classroom.py [--sessions 50] [--pages home flow] [--live-seconds 60]
-     [--soak 1000] [--url URL]
+     [--replicas 2] [--soak 1000] [--url URL]
 
 Starts one ``streamlit run app.py`` of its own (or uses ``--url``; then no CPU or RSS figures)
 and speaks the browser's protocol with no browser: a websocket to ``/_stcore/stream``, one
@@ -20,6 +20,10 @@ new state) and, like the browser's timer, asks for the live fragment every inter
 announced (``auto_rerun``) for S seconds. It prints each session's refresh count, the longest
 gap between two refreshes (p50 / p95 / max over the sessions), the slowest health answer, and
 the server's CPU-milliseconds per fragment rerun.
+
+``--replicas K`` (default 2; 1 skips it) then starts K fresh replicas behind Debian's nginx
+(the config ``deploy/nginx_conf.py`` renders) and prints, per page, the throughput of the same
+burst sent to one replica directly and through nginx to all K, with their ratio and errors.
 
 ``--soak N`` then reruns the warp page N times on one session and prints RSS after a 50-rerun
 warm-up and at the end. Timings are printed, never asserted: they depend on the machine and its
@@ -329,6 +333,47 @@ async def soak(base: str, pid: int | None, reruns: int) -> None:
               f"{rss[1]:.0f} MB at the end ({rss[1] - rss[0]:+.0f} MB)")  # fmt: skip
 
 
+async def _burst(base: str, page_name: str, sessions: int) -> tuple[float, list[str]]:
+    """``sessions`` views at once: seconds until the last one finished, and the errors."""
+    ws_url = base.replace("http", "ws", 1) + "/_stcore/stream"
+    started = time.perf_counter()
+    views = await asyncio.gather(*(one_view(ws_url, page_name) for _ in range(sessions)))
+    return time.perf_counter() - started, [v.error for v in views if v.error]
+
+
+async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
+    """Throughput of one replica alone, then of ``count`` replicas behind nginx (the config of
+    deploy/nginx_conf.py, sticky by cookie), for the same burst of ``sessions`` at once."""
+    import tempfile
+
+    from tests.e2e.test_replicas import COOKIE_SECRET, address, start_nginx, stop_nginx
+
+    env = {"STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET}
+    servers = [start_server(f"classroom-replica-{i}", env=env) for i in range(count)]
+    proxy = None
+    try:
+        proxy = start_nginx([address(s) for s in servers], Path(tempfile.mkdtemp()))
+        print(f"\n## Throughput: {sessions} sessions at once, one replica vs {count} behind "
+              "nginx (views per second until the last view finished)")
+        print(f"| page | 1 replica (views/s) | {count} replicas (views/s) | ratio | errors |")
+        print("|---|---|---|---|---|")
+        for slug in slugs:
+            page_name = "" if slug == "home" else slug
+            for server in servers:  # warm every replica: imports, models, shared caches
+                await _burst(server.url, page_name, 2)
+            one_s, one_errors = await _burst(servers[0].url, page_name, sessions)
+            many_s, many_errors = await _burst(proxy.url, page_name, sessions)
+            errors = one_errors + many_errors
+            print(f"| {slug} | {sessions / one_s:.1f} | {sessions / many_s:.1f} | "
+                  f"{one_s / many_s:.2f} | {len(errors)}{': ' + errors[0] if errors else ''} |",
+                  flush=True)  # fmt: skip
+    finally:
+        if proxy is not None:
+            stop_nginx(proxy)
+        for server in servers:
+            stop_server(server)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     slugs = args.pages or [p.slug for p in available_pages()]
     server = None if args.url else start_server("classroom-benchmark")
@@ -349,6 +394,8 @@ async def main_async(args: argparse.Namespace) -> None:
     finally:
         if server is not None:
             stop_server(server)
+    if args.replicas > 1:
+        await measure_replicas(slugs, args.sessions, args.replicas)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 
@@ -359,6 +406,8 @@ def main() -> None:
     parser.add_argument("--live-seconds", type=float, default=60.0,
                         help="seconds of the live memory page scenario (0 skips it)")
     parser.add_argument("--soak", type=int, default=0, help="reruns of warp on one session")
+    parser.add_argument("--replicas", type=int, default=2,
+                        help="then compare one replica with this many behind nginx (1 skips it)")
     parser.add_argument("--url", help="use a running server instead of starting one")
     asyncio.run(main_async(parser.parse_args()))
 
