@@ -27,6 +27,7 @@ from core.flowfill import (
     OTHER_METHODS,
     SYNTHETIC_FIELDS,
     WINDOWED_METHODS,
+    FillResult,
     FlowCase,
     FlowSpec,
     MethodResult,
@@ -49,7 +50,7 @@ from core.flowfill import (
     snippet_for,
     window_sizes,
 )
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
 from ui.notes_callout import callouts_of, notes_callout
@@ -264,6 +265,115 @@ def _heat_fig(z: np.ndarray, title: str, colorbar: str, *, zmin: float | None = 
                                        height=300, **_picture_axes(full_h, full_w)))
 
 
+# ---------------------------------------------------------------- shared figures
+# Issue 13: a class opening the same lesson shares one server, and building a figure costs
+# 20-80 ms of the GIL. Each figure below is built once per process for its key and then handed to
+# every session, read-only. ``case_key`` names the case (a built-in spec, or an upload's SHA-256
+# and the mask spec); arguments starting with ``_`` are not part of the key (Streamlit does not
+# hash them): they are this session's copies of what the key already determines.
+SHARED_FIGURES = 16  # per builder: a few cases x max_window settings while a lesson runs
+
+
+def _flow_rgbs(case: FlowCase, main: MethodResult) -> list[np.ndarray]:
+    """Colour images of the flow with holes, its fill (and the reference), on one shared scale."""
+    pictures = [case.flow, main.filled]
+    if case.reference is not None:
+        pictures.append(case.reference)
+    return flow_to_rgb(*pictures)
+
+
+@shared_figure(max_entries=SHARED_FIGURES)
+def _main_figure(case_key: tuple, max_window: int, _case: FlowCase,
+                 _main: MethodResult) -> go.Figure:
+    """The lesson's picture of ``_case`` and its main fill ``_main`` at ``max_window``."""
+    rgb = _flow_rgbs(_case, _main)
+    panels = [(rgb[0], "Flow with holes (black)"), (mask_rgb(_case.mask), "Holes (dark)"),
+              (rgb[1], "Filled: gradual mean")]
+    if _case.reference is not None:
+        panels.append((rgb[2], _case.reference_kind.capitalize()))
+    return _main_fig(panels)
+
+
+@shared_figure(max_entries=SHARED_FIGURES)
+def _reference_figure(case_key: tuple, max_window: int, _case: FlowCase,
+                      _main: MethodResult) -> go.Figure:
+    """The reference flow alone, coloured on the main picture's scale (which the fill sets)."""
+    return _image_fig(_flow_rgbs(_case, _main)[2], _case.reference_kind)
+
+
+@shared_figure(max_entries=SHARED_FIGURES)
+def _scales_map_figure(case_key: tuple, max_window: int, _case: FlowCase,
+                       _fill: FillResult) -> go.Figure:
+    """How many window sizes had a valid sample, at each hole of ``_case``."""
+    used = _fill.scales_used[..., 0].astype(float)
+    used[~_case.mask] = np.nan
+    return _heat_fig(used, "Scales that contributed (holes)", "scales", zmin=0,
+                     zmax=len(window_sizes(max_window)))
+
+
+def _scales_histogram(case: FlowCase, fill: FillResult, scales: int) -> tuple[int, ...]:
+    """Hole pixels by how many of the ``scales`` window sizes contributed (0 to ``scales``)."""
+    return tuple(int(n) for n in np.bincount(fill.scales_used[..., 0][case.mask],
+                                             minlength=scales + 1))
+
+
+@shared_figure(max_entries=SHARED_FIGURES)
+def _scales_hist_figure(hist: tuple[int, ...]) -> go.Figure:
+    """Bar chart of :func:`_scales_histogram`; the counts are small, so they are the key."""
+    return go.Figure(
+        go.Bar(x=[str(i) for i in range(len(hist))], y=list(hist),
+               hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
+        layout=dict(title="Hole pixels by contributing scales", height=300,
+                    margin=dict(l=0, r=0, t=30, b=0),
+                    xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
+    )
+
+
+def _per_scale_rgbs(case_key: tuple, case: FlowCase, main: MethodResult,
+                    per_scale: dict[int, np.ndarray], max_window: int) -> list[np.ndarray]:
+    """Each scale's masked mean at the holes as a colour image, on one scale with the fill;
+    computed once for all the scales' figures (the shared scale needs every map)."""
+    def colour() -> list[np.ndarray]:
+        maps = []
+        for k in window_sizes(max_window):
+            holes_only = per_scale[k].copy()
+            holes_only[~case.mask] = np.nan
+            maps.append(holes_only)
+        return flow_to_rgb(*maps, main.filled)[:-1]
+
+    return _shared_results().get_or_compute(  # type: ignore[return-value]
+        ("per_scale_rgb", case_key, max_window), colour
+    )[0]
+
+
+@shared_figure(max_entries=2 * SHARED_FIGURES)  # one per window size of a few settings
+def _scale_figure(case_key: tuple, max_window: int, k: int, _case: FlowCase,
+                  _main: MethodResult, _per_scale: dict[int, np.ndarray]) -> go.Figure:
+    """The ``k`` x ``k`` window's masked mean at the holes (``_per_scale``: every scale's)."""
+    rgbs = _per_scale_rgbs(case_key, _case, _main, _per_scale, max_window)
+    return _image_fig(rgbs[window_sizes(max_window).index(k)], f"window {k}x{k}")
+
+
+@shared_figure(max_entries=2 * SHARED_FIGURES)  # one per method of a few settings
+def _epe_figure(case_key: tuple, method: str, max_window: int, device: str, _case: FlowCase,
+                _row: MethodResult) -> go.Figure:
+    """Endpoint error of ``method`` (run with ``max_window`` on ``device``) on the holes."""
+    epe = np.where(_case.mask, _row.epe, np.nan)
+    return _heat_fig(epe, f"Endpoint error vs {_case.reference_kind}", "px")
+
+
+@shared_figure(max_entries=SHARED_FIGURES)
+def _timing_figure(times: tuple[tuple[str, float], ...]) -> go.Figure:
+    """Each method's time in ms; keyed on the times shown, so it never disagrees with the table."""
+    return go.Figure(
+        go.Bar(x=[ms for _, ms in times], y=[name for name, _ in times], orientation="h",
+               hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
+        # dtick=1: label the powers of ten only (no small 2 and 5 labels)
+        layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
+                    xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
+    )
+
+
 def _show_comparison_if_on() -> None:
     """Switching the notes' reference on opens the tab where its time and error appear."""
     if st.session_state.get("flow.notes"):
@@ -400,17 +510,9 @@ with layout.controls:
 
 # ---------------------------------------------------------------- the main fill and the picture
 main_row, main_at = _method(case_key, case, METHOD_CV2, int(max_window), "cpu")
-pictures = [case.flow, main_row.filled]
-if case.reference is not None:
-    pictures.append(case.reference)
-rgb = flow_to_rgb(*pictures)
-panels = [(rgb[0], "Flow with holes (black)"), (mask_rgb(case.mask), "Holes (dark)"),
-          (rgb[1], "Filled: gradual mean")]
-if case.reference is not None:
-    panels.append((rgb[2], case.reference_kind.capitalize()))
 with layout.figure:
     show_chart(
-        _main_fig(panels), key="flow.main_figure",
+        _main_figure(case_key, int(max_window), case, main_row), key="flow.main_figure",
         alt=f"Flow colour images: the {case.description} flow with {hole_px:,} hole pixels "
         f"in black, the hole mask (holes dark, valid flow pale blue), the flow filled by the "
         "gradual mean" + (f", and the {case.reference_kind}." if case.reference is not None
@@ -457,6 +559,8 @@ if compare:
     names.extend(OTHER_METHODS)
 results: list[MethodResult] = [main_row]
 stamps: dict[str, float] = {METHOD_CV2: main_at}
+#: each method's (max_window, device): with case_key, what its result and EPE map are keyed on
+run_args: dict[str, tuple[int, str]] = {METHOD_CV2: (int(max_window), "cpu")}
 with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unless compare
     status = (st.status(f"Filling with {len(names)} methods...", expanded=False) if compare
               else _QuietStatus())
@@ -466,6 +570,7 @@ with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unles
             device = settings.device if name in (NOTES_TORCH_METHOD,
                                                  "gradual mean (torch backend)") else "cpu"
             window = int(max_window) if name in WINDOWED_METHODS else 0
+            run_args[name] = (window or 33, device)
             label = f"Step {i} of {len(names)}: {name}"
             if name == NOTES_TORCH_METHOD:
                 label += f" (expected about {_seconds(expected_ms)})"
@@ -481,7 +586,7 @@ with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unles
                     bar.progress(done / max(total, 1),
                                  text=f"{name}: {done:,} of {total:,} {unit}")
 
-            row, at = _method(case_key, case, name, window or 33, device, _report)
+            row, at = _method(case_key, case, name, *run_args[name], _report)
             if bar is not None:
                 bar.empty()
             results.append(row)
@@ -515,7 +620,7 @@ main = comp.methods[0]
 heat_step = _heat_step(case.mask.shape)
 if case.reference is not None:
     with rest_box, st.expander(f"Reference flow ({case.reference_kind})"):
-        show_chart(_image_fig(rgb[2], case.reference_kind),
+        show_chart(_reference_figure(case_key, int(max_window), case, main_row),
                    alt=f"Flow colour image of the {case.reference_kind}.")
 
 # ---------------------------------------------------------------- windows
@@ -525,27 +630,18 @@ if windows_box.open:
             nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
             st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, "
                        "to keep the page responsive at this size.")
-        used = fill.scales_used[..., 0].astype(float)
-        used[~case.mask] = np.nan
         s1, s2 = st.columns(2)
         with s1:
-            show_chart(_heat_fig(used, "Scales that contributed (holes)", "scales",
-                                 zmin=0, zmax=len(windows)), key="flow.scales_map",
+            show_chart(_scales_map_figure(case_key, int(max_window), case, fill),
+                       key="flow.scales_map",
                        alt="Heat map over the holes of how many window sizes had a valid sample; "
                        "deep inside a hole only the larger windows reach valid flow.")
-        hist = np.bincount(fill.scales_used[..., 0][case.mask], minlength=len(windows) + 1)
-        bars = go.Figure(
-            go.Bar(x=[str(i) for i in range(len(windows) + 1)], y=hist,
-                   hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
-            layout=dict(title="Hole pixels by contributing scales", height=300,
-                        margin=dict(l=0, r=0, t=30, b=0),
-                        xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
-        )
+        hist = _scales_histogram(case, fill, len(windows))
         with s2:
-            show_chart(bars, key="flow.scales_hist",
+            show_chart(_scales_hist_figure(hist), key="flow.scales_hist",
                        alt="Bar chart: number of hole pixels by how many window sizes contributed "
                        f"(0 to {len(windows)}).")
-        all_scales = int(hist[len(windows)])
+        all_scales = hist[len(windows)]
         st.markdown(
             f"With `max_window={max_window}` the fill averages {len(windows)} window means "
             f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
@@ -560,16 +656,11 @@ if windows_box.open:
         if per_scale and comp.per_scale:
             st.markdown("Each scale's masked mean on its own (holes only; black = that window saw "
                         "no valid sample). The fill is the average of the non-black ones.")
-            per = []
-            for k in windows:
-                m = comp.per_scale[k].copy()
-                m[~case.mask] = np.nan
-                per.append(m)
-            per_rgb = flow_to_rgb(*per, main.filled)
             tabs = st.tabs([f"{k}x{k}" for k in windows])
-            for tab, k, img in zip(tabs, windows, per_rgb[:-1], strict=True):
+            for tab, k in zip(tabs, windows, strict=True):
                 with tab:
-                    show_chart(_image_fig(img, f"window {k}x{k}"),
+                    show_chart(_scale_figure(case_key, int(max_window), k, case, main,
+                                             comp.per_scale),
                                alt=f"Flow colour image of the {k}x{k} window's masked mean at the "
                                "holes; black where that window saw no valid sample.")
 
@@ -614,23 +705,15 @@ if accuracy_box.open:
             method_names = [m.name for m in comp.methods]
             pick = st.selectbox("EPE map of", method_names, key="flow.epe_method")
             chosen = comp.methods[method_names.index(pick)]
-            epe = chosen.epe.copy()
-            epe[~case.mask] = np.nan
             a1, a2 = st.columns(2)
             with a1:
-                show_chart(_heat_fig(epe, f"Endpoint error vs {case.reference_kind}", "px"),
+                show_chart(_epe_figure(case_key, pick, *run_args[pick], case, chosen),
                            key="flow.epe_map",
                            alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
                            f"pixels, against the {case.reference_kind}.")
-            timing = go.Figure(
-                go.Bar(x=[m.ms for m in comp.methods], y=method_names, orientation="h",
-                       hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
-                # dtick=1: label the powers of ten only (no small 2 and 5 labels)
-                layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
-                            xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
-            )
             with a2:
-                show_chart(timing, key="flow.timing",
+                show_chart(_timing_figure(tuple((m.name, m.ms) for m in comp.methods)),
+                           key="flow.timing",
                            alt="Horizontal bar chart of each method's time in ms, log scale: "
                            + "; ".join(f"{m.name} {m.ms:.1f} ms" for m in comp.methods) + ".")
             best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
