@@ -8,6 +8,7 @@ import time
 from collections import deque
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import memory_scenarios as ms
@@ -33,15 +34,21 @@ from core.memory_backends import (
 )
 from core.memory_figures import (
     BAND_LABEL,
+    FragmentationBars,
+    LiveSeries,
+    Segment,
+    fragmentation_bars,
     fragmentation_figure,
     fragmentation_ratio,
-    live_chart,
+    live_chart_of,
     live_point,
+    live_series,
     segment_map,
+    snapshot_segments,
 )
 from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
 from core.notes import cite
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
@@ -342,12 +349,21 @@ def _live_points() -> tuple[list, list[MemoryState]]:
     return points, list(sampler.latest()) or [b.state() for b in live_backends()]
 
 
+@shared_figure(max_entries=32)
+def _live_figure(series: tuple[LiveSeries, ...]) -> go.Figure:
+    """The live chart, keyed on exactly what it draws: the window's samples, timed from the
+    newest. On a real GPU every viewer with the same window shares one figure per sampler tick;
+    on the simulated GPU a student arriving at the defaults gets the first student's figure (the
+    same scenario, one sample). Bounded: each tick or action makes a new key."""
+    return live_chart_of(series)
+
+
 @st.fragment(run_every=interval if live else None)
 def live_panel() -> None:
     points, states = _live_points()
     current = next((s for s in states if s.label.startswith(backend.label)), states[0])
     show_chart(
-        live_chart(points, float(window)),
+        _live_figure(live_series(points, float(window))),
         alt=f"Live memory of {current.label}: allocated {format_size(current.allocated)} and "
         f"reserved {format_size(current.reserved)} over the last {window} seconds, with a band "
         "for the memory the device uses outside PyTorch's cache.",
@@ -363,10 +379,23 @@ with layout.figure:
         show_metrics(backend.state())
 
 
+@shared_figure(max_entries=32)
+def _segment_figure(segments: tuple[Segment, ...]) -> go.Figure:
+    """The segment map, keyed on the segments and blocks it draws: sessions whose allocators
+    hold the same blocks (every student after the same scenario) share it."""
+    return segment_map(segments)
+
+
+@shared_figure(max_entries=32)
+def _fragmentation_figure(bars: FragmentationBars) -> go.Figure:
+    """The fragmentation bars, keyed on the four numbers they draw."""
+    return fragmentation_figure(bars)
+
+
 def _segment_map_tab() -> None:
     """The snapshot's segments, one row each, coloured by block state."""
     show_chart(
-        segment_map(snapshot),
+        _segment_figure(snapshot_segments(snapshot)),
         alt=f"Segment map: {len(snapshot)} segment(s), each a row of its blocks, coloured "
         "allocated, inactive split or free whole segment.",
         key="memory.segment_map",
@@ -382,7 +411,7 @@ def _segment_map_tab() -> None:
 def _fragmentation_tab() -> None:
     """Allocated vs cached vs the largest free block."""
     show_chart(
-        fragmentation_figure(now_state),
+        _fragmentation_figure(fragmentation_bars(now_state)),
         alt=f"Bars: allocated {format_size(now_state.allocated)}, reserved but unallocated "
         f"{format_size(now_state.cached)}, inactive split "
         f"{format_size(now_state.inactive_split_bytes)}, largest free block "

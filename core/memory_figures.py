@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -57,85 +58,59 @@ def axis_unit(peak: int) -> tuple[str, int]:
     return next(((name, size) for name, size in _UNITS if peak >= size), ("bytes", 1))
 
 
-def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
-    """Allocated and reserved per device over the last ``window_s`` seconds, scaled to what the
-    session reserved; the memory the device uses outside PyTorch's cache (CUDA context, other
-    processes: :data:`BAND_LABEL`) is a separate grey band on top, labelled with its size, so a
-    512 MiB context does not flatten a 2 MiB segment to the axis."""
-    devices = list(dict.fromkeys(p.device for p in points)) or ["(no samples yet)"]
-    several = len(devices) > 1
-    fig = make_subplots(
-        rows=len(devices),
-        cols=1,
-        shared_xaxes=True,
-        subplot_titles=devices if several else None,
-        vertical_spacing=0.12 if several else 0.02,
-    )
+class LiveSeries(NamedTuple):
+    """What the live chart draws for one device. A tuple of numbers, so a page can key a shared
+    figure on it: hashing it is cheap and two equal series draw the same chart."""
+
+    device: str
+    t: tuple[float, ...]  # seconds, 0 = the newest sample of any device
+    allocated: tuple[int, ...]
+    reserved: tuple[int, ...]
+    total: int | None  # the latest known device total
+    outside: int | None  # the latest device_used - reserved; None where device_used is unknown
+
+
+def live_series(points: Sequence[LivePoint], window_s: float) -> tuple[LiveSeries, ...]:
+    """The samples of the last ``window_s`` seconds per device, time measured from the newest
+    sample (so two sessions with the same history at different clock times get equal series)."""
     now = max((p.t for p in points), default=0.0)
-    for row, device in enumerate(devices, start=1):
+    series = []
+    for device in dict.fromkeys(p.device for p in points):
         pts = [p for p in points if p.device == device and p.t >= now - window_s]
-        x = [p.t - now for p in pts]
         totals = [p.device_total for p in pts if p.device_total]
-        total = totals[-1] if totals else None
-        peak = max([max(p.reserved, p.allocated) for p in pts] or [0])
-        near_full = total is not None and peak > total / 2
-        unit, scale = axis_unit(total if near_full and total else peak)
-
-        def line(name, values, color, row=row, x=x, scale=scale, first=row == 1, **kw):
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=[v / scale for v in values],
-                    customdata=[format_size(v) for v in values],
-                    name=name,
-                    legendgroup=name,
-                    showlegend=first,
-                    line={"color": color, "width": 3},
-                    mode="lines+markers" if len(x) < 3 else "lines",
-                    hovertemplate="%{customdata}<extra>" + name + "</extra>",
-                    **kw,
-                ),
-                row=row,
-                col=1,
-            )
-
-        line("allocated (tensors)", [p.allocated for p in pts], COLORS["allocated"])
-        line("reserved (PyTorch cache)", [p.reserved for p in pts], COLORS["reserved"])
-        if near_full and total:
-            line("device total", [total] * len(x), "#d62728", line_dash="dash")
-        top = (total if near_full and total else peak) / scale / DATA_TOP if peak else 1.0
-        fig.update_yaxes(
-            title_text=unit + (f" (device {format_size(total)})" if total else ""),
-            range=[0, top],
-            row=row,
-            col=1,
-        )
         outside = [p.device_used - p.reserved for p in pts if p.device_used is not None]
-        if outside:
-            refs = {"xref": "x domain", "yref": "y domain", "row": row, "col": 1}
-            fig.add_shape(
-                type="rect",
-                x0=0,
-                x1=1,
-                y0=BAND_BOTTOM,
-                y1=1,
-                fillcolor="rgba(127,127,127,0.3)",
-                line={"width": 0},
-                **refs,
+        series.append(
+            LiveSeries(
+                device,
+                tuple(p.t - now for p in pts),
+                tuple(p.allocated for p in pts),
+                tuple(p.reserved for p in pts),
+                totals[-1] if totals else None,
+                outside[-1] if outside else None,
             )
-            fig.add_annotation(
-                x=0.5,
-                y=(BAND_BOTTOM + 1) / 2,
-                text=f"<b>outside PyTorch's cache: {format_size(max(outside[-1], 0))}</b>"
-                "<br>CUDA context, other processes (not to scale)",
-                showarrow=False,
-                yanchor="middle",
-                font={"color": "#111111"},
-                **refs,
-            )
-    fig.update_xaxes(title_text="seconds (0 = now)", row=len(devices), col=1)
-    fig.update_layout(
-        height=360 * len(devices) + 60,
+        )
+    return tuple(series)
+
+
+def live_chart(points: Sequence[LivePoint], window_s: float) -> go.Figure:
+    """Allocated and reserved per device over the last ``window_s`` seconds:
+    :func:`live_chart_of` the :func:`live_series` of ``points``."""
+    return live_chart_of(live_series(points, window_s))
+
+
+def live_chart_of(series: Sequence[LiveSeries]) -> go.Figure:
+    """Allocated and reserved per device, scaled to what the session reserved; the memory the
+    device uses outside PyTorch's cache (CUDA context, other processes: :data:`BAND_LABEL`) is a
+    separate grey band on top, labelled with its size, so a 512 MiB context does not flatten a
+    2 MiB segment to the axis."""
+    rows = list(series) or [LiveSeries("(no samples yet)", (), (), (), None, None)]
+    several = len(rows) > 1
+    traces, shapes, notes, layout = [], [], [], {}
+    for row, s in enumerate(rows, start=1):
+        _series_spec(row, s, traces, shapes, notes, layout)
+    layout[_axis("x", len(rows))] = {"title": {"text": "seconds (0 = now)"}}
+    layout.update(
+        height=360 * len(rows) + 60,
         legend={
             "orientation": "h",
             "y": 1.0 + (0.08 if several else 0.02),
@@ -144,32 +119,155 @@ def live_chart(points: list[LivePoint], window_s: float) -> go.Figure:
             "xanchor": "left",
         },
         margin={"t": 70 if several else 40, "b": 10, "l": 10, "r": 10},
+        shapes=shapes,
     )
+    if not several:
+        # one validation pass over a finished spec: a fraction of make_subplots + add_trace's
+        # cost, which a live-chart rerun pays whenever its samples change (issue 13)
+        return go.Figure(data=traces, layout={**layout, "annotations": notes})
+    fig = make_subplots(
+        rows=len(rows),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=[s.device for s in rows],
+        vertical_spacing=0.12,
+    )
+    fig.add_traces(traces)
+    fig.update_layout(layout, annotations=[*fig.layout.annotations, *notes])
     return fig
 
 
-def _block_kind(block: dict[str, Any], n_blocks: int) -> str:
-    if block["state"] != "inactive":
+def _axis(letter: str, row: int) -> str:
+    """The layout key of subplot ``row``'s axis: ``yaxis``, ``yaxis2`` ..."""
+    return f"{letter}axis{row if row > 1 else ''}"
+
+
+def _series_spec(
+    row: int, s: LiveSeries, traces: list, shapes: list, notes: list, layout: dict
+) -> None:
+    """One device's lines, y axis and band in subplot ``row``, appended to the figure's spec."""
+    total = s.total
+    peak = max((*s.reserved, *s.allocated), default=0)
+    near_full = total is not None and peak > total / 2
+    unit, scale = axis_unit(total if near_full and total else peak)
+    ref = str(row) if row > 1 else ""
+
+    def line(name, values, color, dash=None):
+        traces.append(
+            go.Scatter(
+                x=list(s.t),
+                y=[v / scale for v in values],
+                customdata=[format_size(v) for v in values],
+                name=name,
+                legendgroup=name,
+                showlegend=row == 1,
+                line={"color": color, "width": 3, "dash": dash},
+                mode="lines+markers" if len(s.t) < 3 else "lines",
+                hovertemplate="%{customdata}<extra>" + name + "</extra>",
+                xaxis="x" + ref,
+                yaxis="y" + ref,
+            )
+        )
+
+    line("allocated (tensors)", s.allocated, COLORS["allocated"])
+    line("reserved (PyTorch cache)", s.reserved, COLORS["reserved"])
+    if near_full and total:
+        line("device total", [total] * len(s.t), "#d62728", dash="dash")
+    top = (total if near_full and total else peak) / scale / DATA_TOP if peak else 1.0
+    layout[_axis("y", row)] = {
+        "title": {"text": unit + (f" (device {format_size(total)})" if total else "")},
+        "range": [0, top],
+    }
+    if s.outside is not None:
+        refs = {"xref": f"x{ref} domain", "yref": f"y{ref} domain"}
+        shapes.append(_band(refs))
+        notes.append(_band_label(refs, s.outside))
+
+
+def _band(refs: dict[str, str]) -> dict[str, Any]:
+    """The grey band for memory outside PyTorch's cache, across the top of a subplot."""
+    return {
+        "type": "rect",
+        "x0": 0,
+        "x1": 1,
+        "y0": BAND_BOTTOM,
+        "y1": 1,
+        "fillcolor": "rgba(127,127,127,0.3)",
+        "line": {"width": 0},
+        **refs,
+    }
+
+
+def _band_label(refs: dict[str, str], outside: int) -> dict[str, Any]:
+    """The band's label: the size of the memory outside PyTorch's cache."""
+    return {
+        "x": 0.5,
+        "y": (BAND_BOTTOM + 1) / 2,
+        "text": f"<b>outside PyTorch's cache: {format_size(max(outside, 0))}</b>"
+        "<br>CUDA context, other processes (not to scale)",
+        "showarrow": False,
+        "yanchor": "middle",
+        "font": {"color": "#111111"},
+        **refs,
+    }
+
+
+class Block(NamedTuple):
+    """One allocator block as the segment map draws it (bytes)."""
+
+    size: int
+    state: str  # 'active_allocated', 'inactive', ... as torch.cuda.memory_snapshot() says
+    requested_size: int
+
+
+class Segment(NamedTuple):
+    """One segment as the segment map draws it: a tuple, so a page can key a shared figure on
+    it (torch's snapshot dicts also carry addresses and stack frames the map does not show)."""
+
+    segment_type: str
+    total_size: int
+    blocks: tuple[Block, ...]
+
+
+def snapshot_segments(snapshot: Sequence[dict[str, Any] | Segment]) -> tuple[Segment, ...]:
+    """What :func:`segment_map` draws of ``snapshot`` (``torch.cuda.memory_snapshot()`` dicts);
+    segments already in this form pass through."""
+    return tuple(
+        seg
+        if isinstance(seg, Segment)
+        else Segment(
+            seg["segment_type"],
+            seg["total_size"],
+            tuple(Block(b["size"], b["state"], b.get("requested_size", 0)) for b in seg["blocks"]),
+        )
+        for seg in snapshot
+    )
+
+
+def _block_kind(block: Block, n_blocks: int) -> str:
+    if block.state != "inactive":
         return "allocated"
     return "inactive_split" if n_blocks > 1 else "free_segment"
 
 
-def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
+def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
     """One row per segment; each block a bar piece as a share of its segment, coloured by
     allocated / inactive split / free whole segment, hover showing the sizes. A live block is
-    drawn at least ``MIN_VISIBLE_PCT`` wide so a tiny tensor pinning a segment stays visible."""
+    drawn at least ``MIN_VISIBLE_PCT`` wide so a tiny tensor pinning a segment stays visible.
+    ``snapshot`` is ``torch.cuda.memory_snapshot()``'s dicts or :func:`snapshot_segments`."""
+    segments = snapshot_segments(snapshot)
     rows: dict[str, dict[str, list]] = {
         k: {"x": [], "base": [], "y": [], "text": []} for k in STATE_NAMES
     }
     labels = []
-    for i, seg in enumerate(snapshot):
-        label = f"#{i} {seg['segment_type']} {format_size(seg['total_size'])}"
+    for i, seg in enumerate(segments):
+        label = f"#{i} {seg.segment_type} {format_size(seg.total_size)}"
         labels.append(label)
         offset = 0
-        for block in seg["blocks"]:
-            kind = _block_kind(block, len(seg["blocks"]))
-            share = 100.0 * block["size"] / seg["total_size"]
-            base = 100.0 * offset / seg["total_size"]
+        for block in seg.blocks:
+            kind = _block_kind(block, len(seg.blocks))
+            share = 100.0 * block.size / seg.total_size
+            base = 100.0 * offset / seg.total_size
             if kind == "allocated" and share < MIN_VISIBLE_PCT:
                 # a 512 B tensor in a 2 MiB segment is 0.02 % wide: widen it so it shows
                 share = MIN_VISIBLE_PCT
@@ -179,11 +277,11 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
             entry["base"].append(base)
             entry["y"].append(label)
             entry["text"].append(
-                f"{STATE_NAMES[kind]}<br>block {format_size(block['size'])}"
-                f" (requested {format_size(block.get('requested_size', 0))})"
-                f"<br>offset {format_size(offset)} in a {format_size(seg['total_size'])} segment"
+                f"{STATE_NAMES[kind]}<br>block {format_size(block.size)}"
+                f" (requested {format_size(block.requested_size)})"
+                f"<br>offset {format_size(offset)} in a {format_size(seg.total_size)} segment"
             )
-            offset += block["size"]
+            offset += block.size
     fig = go.Figure()
     # overlay draws later traces on top: live blocks last, so cached neighbours never hide them
     for kind in ("inactive_split", "free_segment", "allocated"):
@@ -209,12 +307,28 @@ def segment_map(snapshot: list[dict[str, Any]]) -> go.Figure:
         legend={"orientation": "h", "y": 1.0, "yanchor": "bottom"},
         margin={"t": 60},
     )
-    if not snapshot:
+    if not segments:
         fig.add_annotation(text="no segments: nothing reserved", showarrow=False, x=50, y=0)
     return fig
 
 
-def fragmentation_figure(state: MemoryState) -> go.Figure:
+class FragmentationBars(NamedTuple):
+    """The numbers the fragmentation chart draws (bytes), named as on :class:`MemoryState`."""
+
+    allocated: int
+    cached: int
+    inactive_split_bytes: int
+    largest_free_block: int
+
+
+def fragmentation_bars(state: MemoryState) -> FragmentationBars:
+    """What :func:`fragmentation_figure` draws of ``state``: a small tuple, a cache key."""
+    return FragmentationBars(
+        state.allocated, state.cached, state.inactive_split_bytes, state.largest_free_block
+    )
+
+
+def fragmentation_figure(state: MemoryState | FragmentationBars) -> go.Figure:
     """Reserved but unallocated memory, the part pinned in split segments, and the largest free
     block: when the largest block is much smaller than the free total, memory is fragmented."""
     names = [
