@@ -54,6 +54,7 @@ from ui.lesson import lesson_layout
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 from ui.state import keep_widget_state
+from ui.visibility import tab_hidden
 
 HISTORY_MAX = 5000
 SIM_CHOICE = "simulated GPU"
@@ -298,6 +299,10 @@ with layout.controls:
             "Refresh every (s)", MIN_INTERVAL_S, 5.0, 1.0, step=0.5, key="memory.interval"
         )
         window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
+    # A hidden browser tab stops its timer: the tab reports hiding and showing (a full rerun),
+    # and the fragment below gets no run_every while hidden (issue 13: a tab nobody looks at
+    # costs the server nothing).
+    hidden = tab_hidden("memory.tab_visibility")
 
 
 # ------------------------------------------------------------------------------ live chart
@@ -358,7 +363,7 @@ def _live_figure(series: tuple[LiveSeries, ...]) -> go.Figure:
     return live_chart_of(series)
 
 
-@st.fragment(run_every=interval if live else None)
+@st.fragment(run_every=interval if live and not hidden else None)
 def live_panel() -> None:
     points, states = _live_points()
     current = next((s for s in states if s.label.startswith(backend.label)), states[0])

@@ -139,3 +139,26 @@ def test_memory_live_chart_updates(server, page):
         counts.append(page.evaluate(LIVE_POINTS_JS))
     assert counts[2] > counts[1] > counts[0], counts
     assert_rendered(page, "memory")
+
+    # A hidden tab stops costing the server: no fragment reruns while hidden, back when shown.
+    set_tab_hidden(page, True)
+    page.wait_for_timeout(1_500)  # the rerun that drops the timer, and one in flight
+    hidden_at = page.evaluate(LIVE_POINTS_JS)
+    page.wait_for_timeout(3_000)
+    assert page.evaluate(LIVE_POINTS_JS) == hidden_at, "the chart kept refreshing while hidden"
+    set_tab_hidden(page, False)
+    page.wait_for_function(f"({LIVE_POINTS_JS})() > {hidden_at}", timeout=30_000)
+
+
+def set_tab_hidden(page, hidden: bool) -> None:
+    """What the browser does when a tab goes to the background (or comes back): the Page
+    Visibility API's document.hidden changes and 'visibilitychange' fires."""
+    page.evaluate(
+        """hidden => {
+          Object.defineProperty(document, "hidden", {value: hidden, configurable: true});
+          Object.defineProperty(document, "visibilityState",
+                                {value: hidden ? "hidden" : "visible", configurable: true});
+          document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        hidden,
+    )
