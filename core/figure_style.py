@@ -26,6 +26,19 @@ MIN_FONT_PX = 14
 TITLE_FONT_PX = 16
 
 
+_LEGIBLE_MARK = "_tp_legible"
+
+
+def mark_legible(fig: go.Figure) -> go.Figure:
+    """Mark ``fig`` as built with every text size at :data:`MIN_FONT_PX` or more already, so
+    :func:`legible` returns it untouched. For hot paths (a live chart rebuilt every second):
+    :func:`legible` sets each size through plotly's validating property API, which cost as much
+    as building the figure. A builder that marks its figure must have a test comparing it with
+    ``legible`` of the same spec built normally."""
+    setattr(fig, _LEGIBLE_MARK, True)
+    return fig
+
+
 def _at_least(current, minimum: int):
     """``current`` raised to ``minimum`` (``None`` means unset); per-point sizes element-wise."""
     if isinstance(current, (list, tuple)):
@@ -41,6 +54,8 @@ def legible(fig: go.Figure, *, min_px: int = MIN_FONT_PX) -> go.Figure:
     """
     if min_px < 1:
         raise ValueError(f"min_px must be a positive font size, got {min_px}")
+    if min_px <= MIN_FONT_PX and getattr(fig, _LEGIBLE_MARK, False):
+        return fig
     layout = fig.layout
     layout.font.size = _at_least(layout.font.size, min_px)
     if layout.title.text:
