@@ -11,8 +11,8 @@ and speaks the browser's protocol with no browser: a websocket to ``/_stcore/str
 - one session alone, three times: the median time from the request to the end of the script;
 - ``--sessions`` sessions sending the same request at the same moment: p50 / p95 / max time to
   the end of the script and p95 time to the first element, errors, the ratio p95(N) / p50(1),
-  the slowest ``/_stcore/health`` answer during the burst, the server's CPU-seconds per view and
-  its peak RSS.
+  the slowest ``/_stcore/health`` answer during the burst, the server's CPU-seconds per view, this
+  client's own CPU-seconds for the whole burst (it shares the machine) and the server's peak RSS.
 
 ``--live-seconds S`` (default 60; 0 skips it) then opens the memory page on ``--sessions``
 sessions, switches its "Live" toggle on the way a browser does (a rerun carrying the widget's
@@ -166,20 +166,23 @@ async def measure_page(base: str, pid: int | None, slug: str, sessions: int) -> 
     alone = [await one_view(ws_url, page_name) for _ in range(3)]
     alone_s = statistics.median(v.end_s for v in alone if v.end_s is not None)
     cpu0 = _cpu_seconds(pid) if pid else None
+    client0 = time.process_time()
     with Watch(base, pid) as watch:
         views = await asyncio.gather(*(one_view(ws_url, page_name) for _ in range(sessions)))
+    client_cpu = time.process_time() - client0
     ends = [v.end_s for v in views if v.end_s is not None]
     firsts = [v.first_s for v in views if v.first_s is not None]
     errors = [v.error for v in views if v.error]
     cpu = f"{(_cpu_seconds(pid) - cpu0) / sessions:.2f}" if pid else "-"
     rss = f"{watch.rss_peak_mb:.0f}" if pid else "-"
     if not ends:
-        return f"| {slug} | {alone_s:.2f} | - | - | - | - | - | {len(errors)}: {errors[0]} |"
+        dashes = " - |" * 9
+        return f"| {slug} | {alone_s:.2f} |{dashes} {len(errors)}: {errors[0]} |"
     p95 = _pct(ends, 0.95)
     return (
         f"| {slug} | {alone_s:.2f} | {_pct(ends, 0.5):.2f} | {p95:.2f} | {max(ends):.2f} | "
         f"{_pct(firsts, 0.95):.2f} | {p95 / alone_s:.1f} | {watch.health_max_s:.2f} | {cpu} | "
-        f"{rss} | {len(errors)}{': ' + errors[0] if errors else ''} |"
+        f"{client_cpu:.1f} | {rss} | {len(errors)}{': ' + errors[0] if errors else ''} |"
     )
 
 
@@ -391,8 +394,9 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         print(f"\n## {args.sessions} sessions opening the same page at once")
         print("| page | alone p50 (s) | p50 (s) | p95 (s) | max (s) | first element p95 (s) | "
-              "p95 / alone | health max (s) | CPU-s per view | RSS peak (MB) | errors |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "p95 / alone | health max (s) | server CPU-s per view | client CPU-s | "
+              "RSS peak (MB) | errors |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for slug in slugs:
             print(await measure_page(base, pid, slug, args.sessions), flush=True)
         if args.live_seconds > 0:
