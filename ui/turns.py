@@ -1,13 +1,13 @@
-"""Page scripts take turns: at most a few compute at once in this process, the rest wait.
+"""Page scripts take turns: one computes at a time in this process (by default), the rest wait.
 
 Why: Streamlit runs every session's script in its own thread, and all of them share one GIL with
 the event loop that sends the pages out. When a class of 50 opens a lesson link at once, 50
 threads round-robin on the GIL: each page takes 50x longer, and the event loop gets so little
 of the GIL that even a page's title reached each student only when every script had finished
 (``benchmarks/classroom.py``: first element p95 equal to the last). With turns, a page draws its
-title, then waits on a lock (which holds no GIL) until one of :data:`SLOTS` turns is free; the
-event loop sends the titles at once and the pages follow one after another, so the first
-students are done in a fraction of the burst instead of all at the end.
+title, then waits on a lock (which holds no GIL) until a turn is free (:data:`SLOTS`); the event
+loop sends the titles at once and the pages follow one after another, so the first students are
+done in a fraction of the burst instead of all at the end.
 
 A page calls :func:`take_turn` right after its title; ``app.py`` wraps the page in
 :func:`turn_released` so the turn is given back however the script ends (finished, an exception,
@@ -23,10 +23,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: Scripts computing at once. Two keeps both cores busy where torch, NumPy and OpenCV release the
-#: GIL, while the event loop still gets the GIL often enough to stream pages. Override with the
-#: environment variable ``TP_SCRIPT_TURNS`` (a positive integer) on bigger machines.
-DEFAULT_SLOTS = 2
+#: Scripts computing at once. One: a page's work is mostly Python (figures, protobufs) that the
+#: GIL serializes anyway, and a second script in flight only takes the GIL from the event loop.
+#: Measured with 50 sessions at once (benchmarks/classroom.py, 2 cores): with one turn the first
+#: element's p95 was 1.1-2.0 s against 3.4-5.7 s with two, p50 0.7-1 s lower, the last page
+#: about as late. Override with ``TP_SCRIPT_TURNS`` (a positive integer).
+DEFAULT_SLOTS = 1
 
 
 def _slots_from_env(raw: str | None) -> int:
