@@ -12,6 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st
 
+from ui.gc_freeze import after_script_run
 from ui.registry import available_pages
 from ui.settings import render_sidebar
 from ui.turns import turn_released
@@ -33,4 +34,7 @@ navigation = st.navigation(
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
 with turn_released():
-    navigation.run()
+    try:
+        navigation.run()
+    finally:
+        after_script_run()  # freeze new modules, collect now and then: ui/gc_freeze.py

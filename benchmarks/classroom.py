@@ -337,11 +337,18 @@ async def soak(base: str, pid: int | None, reruns: int) -> None:
             view = await _until_finished(ws, started)
             if view.error:
                 print(f"soak rerun {i}: {view.error}")
-            if pid and i in (49, reruns - 1):
+            if pid and (i == 49 or (i + 1) % 100 == 0 or i == reruns - 1):
                 rss.append(_rss_mb(pid))
-    if pid and len(rss) == 2:
+    if pid and len(rss) >= 2:
         print(f"\nsoak: {reruns} reruns of warp on one session: RSS {rss[0]:.0f} MB after 50, "
-              f"{rss[1]:.0f} MB at the end ({rss[1] - rss[0]:+.0f} MB)")  # fmt: skip
+              f"{rss[-1]:.0f} MB at the end ({rss[-1] - rss[0]:+.0f} MB); every 100 reruns: "
+              + " ".join(f"{mb:.0f}" for mb in rss[1:]))  # fmt: skip
+        # RSS is a sawtooth (cycles wait for a full collection): compare peaks, not two points.
+        half = len(rss) // 2
+        first = max(rss[1 : half + 1], default=rss[0])
+        second = max(rss[half + 1 :], default=rss[-1])
+        print(f"soak: highest RSS in the first half {first:.0f} MB, in the second half "
+              f"{second:.0f} MB ({second - first:+.0f} MB)")
 
 
 async def _burst(base: str, page_name: str, sessions: int) -> tuple[float, list[str]]:
