@@ -105,11 +105,20 @@ with st.expander("Reproducibility switches, and what each one costs", expanded=T
         "switches matter mainly on CUDA."
     )
 
-if ops is not None:
-    with st.expander(
+# Collapsed sections are lazy (on_change="rerun"): their content runs and is sent only when a
+# student opens one, not for each of a class of 50 opening the page (issue 13).
+ops_box = (
+    st.expander(
         f"Every operation in `torch.use_deterministic_algorithms.__doc__` (torch "
-        f"{ops.torch_version})"
-    ):
+        f"{ops.torch_version})",
+        key="home.ops_box",
+        on_change="rerun",
+    )
+    if ops is not None
+    else None
+)
+if ops_box is not None and ops_box.open:
+    with ops_box:
         made_col, raise_col = st.columns(2)
         made_col.markdown("**Switch to a deterministic algorithm**")
         made_col.dataframe(
@@ -176,9 +185,17 @@ with app_col:
         "What this app does with the sidebar's seed and cuDNN option, in plain Python: all "
         "three generators, cuDNN as a separate choice."
     )
-with st.expander("What the notes' recipes miss: three notes checked against torch today"):
-    for key in ("init_seeds_torch_only", "manual_seed_cpu_only", "cudnn_deterministic_not_enough"):
-        notes_callout(callouts[key])
+recipes_box = st.expander(
+    "What the notes' recipes miss: three notes checked against torch today",
+    key="home.recipes_box",
+    on_change="rerun",
+)
+if recipes_box.open:
+    with recipes_box:
+        for key in (
+            "init_seeds_torch_only", "manual_seed_cpu_only", "cudnn_deterministic_not_enough"
+        ):  # fmt: skip
+            notes_callout(callouts[key])
 
 st.header("Choosing GPUs: CUDA_VISIBLE_DEVICES", anchor=False)
 st.markdown(
@@ -221,8 +238,14 @@ if st.session_state.get("home.visible_devices_shown"):
             st.code(case.run.error or case.run.stderr[-2000:], language="text", wrap_lines=True)
 else:
     st.caption("Starts four Python processes: a few seconds.")
-with st.expander("The notes on choosing GPUs, checked against torch today"):
-    notes_callout(callouts["cuda_visible_devices_order"])
+gpus_box = st.expander(
+    "The notes on choosing GPUs, checked against torch today",
+    key="home.gpus_box",
+    on_change="rerun",
+)
+if gpus_box.open:
+    with gpus_box:
+        notes_callout(callouts["cuda_visible_devices_order"])
 
 st.header("The full report: python -m torch.utils.collect_env", anchor=False)
 st.markdown(
@@ -247,8 +270,14 @@ if st.session_state.get("home.collect_env_shown"):
         )
         if report.stderr:
             st.code(report.stderr[-4000:], language="text", wrap_lines=True)
-with st.expander("The notes on running collect_env, checked against torch today"):
-    notes_callout(callouts["collect_env_path"])
+collect_env_box = st.expander(
+    "The notes on running collect_env, checked against torch today",
+    key="home.collect_env_box",
+    on_change="rerun",
+)
+if collect_env_box.open:
+    with collect_env_box:
+        notes_callout(callouts["collect_env_path"])
 
 st.header("Try the shared image input", anchor=False)
 st.caption(

@@ -48,3 +48,13 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def open_expanders(at: AppTest, *keys: str) -> AppTest:
+    """Open the lazy ``st.expander(key=..., on_change="rerun")`` sections ``keys`` and rerun, as
+    clicks on them would (a lazy section's content runs only while it is open)."""
+    for key in keys:
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at

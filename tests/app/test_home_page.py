@@ -13,6 +13,7 @@ from PIL import Image
 from core import environment, seeding
 from core.environment import available_devices
 from core.seeding import seed_everything
+from tests.app.conftest import open_expanders
 from tests.deterministic_docstring import docstring_sections
 from ui.image_input import SAMPLE, UPLOAD
 from ui.markdown import plain
@@ -201,6 +202,8 @@ class TestDeterministicFlagWording:
 
     def test_full_lists_are_shown(self, open_page):
         at = open_page("home")
+        assert not [df for df in at.dataframe if "when" in df.value.columns]  # lazy: closed
+        open_expanders(at, "home.ops_box")
         made_text, raise_text = docstring_sections()
         frames = {len(df.value): df.value for df in at.dataframe if "when" in df.value.columns}
         assert set(frames) == {made_text.count("* "), raise_text.count("* ")}
@@ -255,8 +258,17 @@ class TestNotesOnHome:
         assert "From the notes 000:32" in captions
         assert "notes 002:1289-1330" in " ".join(texts(at.markdown))
 
-    def test_callouts_shown_with_their_verdicts(self, open_page):
+    def test_collapsed_notes_are_not_drawn_until_opened(self, open_page):
         at = open_page("home")
+        assert not [m for m in texts(at.markdown) if m.startswith("**The notes say**")]
+        open_expanders(at, "home.gpus_box")
+        said = [m for m in texts(at.markdown) if m.startswith("**The notes say**")]
+        assert len(said) == 1, said  # the one callout of the opened section
+
+    def test_callouts_shown_with_their_verdicts(self, open_page):
+        at = open_expanders(
+            open_page("home"), "home.recipes_box", "home.gpus_box", "home.collect_env_box"
+        )
         body = " ".join(texts(at.markdown))
         for title, ref in (
             ("init_seeds seeds torch only, and cuDNN only for seed 0", "000:32"),
