@@ -39,17 +39,30 @@ def test_a_script_waits_while_every_turn_is_taken_and_goes_on_when_one_is_given_
     assert not turns.holds_turn()
 
 
+def _all_turns_free_within(seconds: float) -> bool:
+    """Whether SLOTS other threads can each take a turn within ``seconds`` (then give it back)."""
+    started = time.perf_counter()
+    leave = threading.Event()
+    holders = []
+    for _ in range(turns.SLOTS):
+        entered = threading.Event()
+        holder = threading.Thread(target=_hold_turn, args=(entered, leave))
+        holder.start()
+        holders.append((holder, entered))
+    ok = all(entered.wait(seconds) for _, entered in holders)
+    leave.set()
+    for holder, _ in holders:
+        holder.join(15)
+    return ok and time.perf_counter() - started < seconds
+
+
 def test_taking_a_turn_twice_in_one_run_takes_one_turn():
     with turns.turn_released():
         turns.take_turn()
         turns.take_turn()
         assert turns.holds_turn()
     assert not turns.holds_turn()
-    # Every turn is free again: SLOTS more can be taken without blocking.
-    for _ in range(turns.SLOTS):
-        assert turns._turns.acquire(timeout=1)
-    for _ in range(turns.SLOTS):
-        turns._turns.release()
+    assert _all_turns_free_within(1.0)
 
 
 def test_a_turn_is_given_back_when_the_script_raises():
@@ -57,12 +70,36 @@ def test_a_turn_is_given_back_when_the_script_raises():
         turns.take_turn()
         raise RuntimeError("the page failed")
     assert not turns.holds_turn()
-    started = time.perf_counter()
+    assert _all_turns_free_within(1.0)
+
+
+def test_a_turn_lost_by_a_thread_that_ended_does_not_block_others():
+    """A script that took a turn but never reached app.py's release (a page function run by
+    AppTest.from_function) must not hold it after its thread ends."""
+    lost = threading.Thread(target=turns.take_turn)
+    lost.start()
+    lost.join(5)
+    assert _all_turns_free_within(1.0)
+
+
+def test_a_long_holder_stops_counting_after_the_hold_limit(monkeypatch):
+    monkeypatch.setattr(turns, "HOLD_LIMIT_S", 0.3)
+    leave = threading.Event()
+    long_holders = []
     for _ in range(turns.SLOTS):
-        assert turns._turns.acquire(timeout=1)
-    for _ in range(turns.SLOTS):
-        turns._turns.release()
-    assert time.perf_counter() - started < 2
+        entered = threading.Event()
+        holder = threading.Thread(target=_hold_turn, args=(entered, leave))
+        holder.start()
+        assert entered.wait(5)
+        long_holders.append(holder)
+    try:
+        started = time.perf_counter()
+        assert _all_turns_free_within(3.0), "a long computation blocked the class"
+        assert time.perf_counter() - started >= 0.25, "went ahead before the hold limit"
+    finally:
+        leave.set()
+        for holder in long_holders:
+            holder.join(15)
 
 
 def test_releasing_without_a_turn_is_harmless():

@@ -5,9 +5,10 @@ the event loop that sends the pages out. When a class of 50 opens a lesson link 
 threads round-robin on the GIL: each page takes 50x longer, and the event loop gets so little
 of the GIL that even a page's title reached each student only when every script had finished
 (``benchmarks/classroom.py``: first element p95 equal to the last). With turns, a page draws its
-title, then waits on a lock (which holds no GIL) until a turn is free (:data:`SLOTS`); the event
-loop sends the titles at once and the pages follow one after another, so the first students are
-done in a fraction of the burst instead of all at the end.
+title, then waits (holding no GIL) until a turn is free (:data:`SLOTS`); the event loop sends
+the titles at once and the pages follow one after another, so the first students are done in a
+fraction of the burst instead of all at the end. A turn held past :data:`HOLD_LIMIT_S`, or by a
+thread that ended without giving it back, stops counting: nobody waits forever.
 
 A page calls :func:`take_turn` right after its title; ``app.py`` wraps the page in
 :func:`turn_released` so the turn is given back however the script ends (finished, an exception,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -41,28 +43,67 @@ def _slots_from_env(raw: str | None) -> int:
 
 
 SLOTS = _slots_from_env(os.environ.get("TP_SCRIPT_TURNS"))
-_turns = threading.BoundedSemaphore(SLOTS)
-_held = threading.local()
+
+#: A turn held longer than this stops counting: heavy work one student asked for (SmoothGrad,
+#: a 720p flow comparison, a page's first imports) must not make the whole class wait behind it.
+#: A normal page view holds a turn for 60-110 ms of CPU.
+HOLD_LIMIT_S = 2.0
+#: How often a waiting script looks again for holders that ended or passed the hold limit.
+_RECHECK_S = 0.1
+
+
+class _Turns:
+    """Turns held by script threads: at most ``slots`` count at once. A holder whose thread has
+    ended (a script run that never reached app.py's release, e.g. a test calling a page function
+    directly) or that has held its turn longer than :data:`HOLD_LIMIT_S` no longer counts, so a
+    lost release or a long computation can delay others by at most the hold limit, never
+    forever."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self._changed = threading.Condition()
+        self._holders: dict[int, tuple[threading.Thread, float]] = {}
+
+    def _counting(self, now: float) -> int:
+        for ident, (thread, _) in list(self._holders.items()):
+            if not thread.is_alive():
+                del self._holders[ident]
+        return sum(1 for _, since in self._holders.values() if now - since < HOLD_LIMIT_S)
+
+    def holds(self) -> bool:
+        return threading.get_ident() in self._holders
+
+    def take(self) -> None:
+        me = threading.current_thread()
+        with self._changed:
+            if me.ident in self._holders:
+                return
+            while self._counting(time.monotonic()) >= self.slots:
+                self._changed.wait(_RECHECK_S)
+            self._holders[me.ident] = (me, time.monotonic())
+
+    def release(self) -> None:
+        with self._changed:
+            if self._holders.pop(threading.get_ident(), None) is not None:
+                self._changed.notify()
+
+
+_turns = _Turns(SLOTS)
 
 
 def holds_turn() -> bool:
     """Whether the calling script thread holds a turn now."""
-    return getattr(_held, "turn", False)
+    return _turns.holds()
 
 
 def take_turn() -> None:
     """Block until this script may compute; a no-op when this thread holds a turn already."""
-    if holds_turn():
-        return
-    _turns.acquire()
-    _held.turn = True
+    _turns.take()
 
 
 def release_turn() -> None:
     """Give this thread's turn back; a no-op when it holds none."""
-    if holds_turn():
-        _held.turn = False
-        _turns.release()
+    _turns.release()
 
 
 @contextmanager
