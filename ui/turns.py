@@ -48,8 +48,10 @@ SLOTS = _slots_from_env(os.environ.get("TP_SCRIPT_TURNS"))
 #: a 720p flow comparison, a page's first imports) must not make the whole class wait behind it.
 #: A normal page view holds a turn for 60-110 ms of CPU.
 HOLD_LIMIT_S = 2.0
-#: How often a waiting script looks again for holders that ended or passed the hold limit.
-_RECHECK_S = 0.1
+#: At most this long between two looks of a waiting script for holders whose thread ended (a
+#: release wakes one waiter at once; this only bounds how long a lost turn goes unnoticed).
+#: Not shorter: 50 waiters polling every 0.1 s took enough GIL to delay the first elements.
+_DEAD_CHECK_S = 0.5
 
 
 class _Turns:
@@ -70,6 +72,14 @@ class _Turns:
                 del self._holders[ident]
         return sum(1 for _, since in self._holders.values() if now - since < HOLD_LIMIT_S)
 
+    def _wait_s(self, now: float) -> float:
+        """0 when a turn is free; else how long to wait before looking again: until the oldest
+        counting holder passes the hold limit, at most :data:`_DEAD_CHECK_S`."""
+        if self._counting(now) < self.slots:
+            return 0.0
+        oldest = min(since for _, since in self._holders.values() if now - since < HOLD_LIMIT_S)
+        return min(_DEAD_CHECK_S, max(0.01, HOLD_LIMIT_S - (now - oldest)))
+
     def holds(self) -> bool:
         return threading.get_ident() in self._holders
 
@@ -78,8 +88,8 @@ class _Turns:
         with self._changed:
             if me.ident in self._holders:
                 return
-            while self._counting(time.monotonic()) >= self.slots:
-                self._changed.wait(_RECHECK_S)
+            while (wait := self._wait_s(time.monotonic())) > 0:
+                self._changed.wait(wait)
             self._holders[me.ident] = (me, time.monotonic())
 
     def release(self) -> None:
