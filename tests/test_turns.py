@@ -17,8 +17,8 @@ def _hold_turn(entered: threading.Event, leave: threading.Event) -> None:
         leave.wait(10)
 
 
-def test_a_script_waits_while_every_turn_is_taken_and_goes_on_when_one_is_given_back():
-    leave = threading.Event()
+def _take_every_turn(leave: threading.Event) -> list[threading.Thread]:
+    """SLOTS threads that each hold a turn until ``leave`` is set."""
     holders = []
     for _ in range(turns.SLOTS):
         entered = threading.Event()
@@ -26,6 +26,12 @@ def test_a_script_waits_while_every_turn_is_taken_and_goes_on_when_one_is_given_
         holder.start()
         assert entered.wait(5)
         holders.append(holder)
+    return holders
+
+
+def test_a_script_waits_while_every_turn_is_taken_and_goes_on_when_one_is_given_back():
+    leave = threading.Event()
+    holders = _take_every_turn(leave)
     late_entered = threading.Event()
     late = threading.Thread(target=_hold_turn, args=(late_entered, threading.Event()))
     late.start()
@@ -85,13 +91,7 @@ def test_a_turn_lost_by_a_thread_that_ended_does_not_block_others():
 def test_a_long_holder_stops_counting_after_the_hold_limit(monkeypatch):
     monkeypatch.setattr(turns, "HOLD_LIMIT_S", 0.3)
     leave = threading.Event()
-    long_holders = []
-    for _ in range(turns.SLOTS):
-        entered = threading.Event()
-        holder = threading.Thread(target=_hold_turn, args=(entered, leave))
-        holder.start()
-        assert entered.wait(5)
-        long_holders.append(holder)
+    long_holders = _take_every_turn(leave)
     try:
         started = time.perf_counter()
         assert _all_turns_free_within(3.0), "a long computation blocked the class"
