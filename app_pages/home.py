@@ -8,6 +8,7 @@ from core import environment, seeding
 from core.environment import collect_environment
 from core.notes import cite
 from ui.image_input import image_input
+from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.registry import LESSONS, available_lessons
 from ui.settings import current_settings
@@ -108,16 +109,15 @@ with st.expander("Reproducibility switches, and what each one costs", expanded=T
 # Collapsed sections are lazy (on_change="rerun"): their content runs and is sent only when a
 # student opens one, not for each of a class of 50 opening the page (issue 13).
 ops_box = (
-    st.expander(
+    lazy_expander(
         f"Every operation in `torch.use_deterministic_algorithms.__doc__` (torch "
         f"{ops.torch_version})",
         key="home.ops_box",
-        on_change="rerun",
     )
     if ops is not None
     else None
 )
-if ops_box is not None and ops_box.open:
+if ops_box is not None:
     with ops_box:
         made_col, raise_col = st.columns(2)
         made_col.markdown("**Switch to a deterministic algorithm**")
@@ -185,12 +185,10 @@ with app_col:
         "What this app does with the sidebar's seed and cuDNN option, in plain Python: all "
         "three generators, cuDNN as a separate choice."
     )
-recipes_box = st.expander(
-    "What the notes' recipes miss: three notes checked against torch today",
-    key="home.recipes_box",
-    on_change="rerun",
+recipes_box = lazy_expander(
+    "What the notes' recipes miss: three notes checked against torch today", key="home.recipes_box"
 )
-if recipes_box.open:
+if recipes_box is not None:
     with recipes_box:
         for key in (
             "init_seeds_torch_only", "manual_seed_cpu_only", "cudnn_deterministic_not_enough"
@@ -238,12 +236,10 @@ if st.session_state.get("home.visible_devices_shown"):
             st.code(case.run.error or case.run.stderr[-2000:], language="text", wrap_lines=True)
 else:
     st.caption("Starts four Python processes: a few seconds.")
-gpus_box = st.expander(
-    "The notes on choosing GPUs, checked against torch today",
-    key="home.gpus_box",
-    on_change="rerun",
+gpus_box = lazy_expander(
+    "The notes on choosing GPUs, checked against torch today", key="home.gpus_box"
 )
-if gpus_box.open:
+if gpus_box is not None:
     with gpus_box:
         notes_callout(callouts["cuda_visible_devices_order"])
 
@@ -270,12 +266,10 @@ if st.session_state.get("home.collect_env_shown"):
         )
         if report.stderr:
             st.code(report.stderr[-4000:], language="text", wrap_lines=True)
-collect_env_box = st.expander(
-    "The notes on running collect_env, checked against torch today",
-    key="home.collect_env_box",
-    on_change="rerun",
+collect_env_box = lazy_expander(
+    "The notes on running collect_env, checked against torch today", key="home.collect_env_box"
 )
-if collect_env_box.open:
+if collect_env_box is not None:
     with collect_env_box:
         notes_callout(callouts["collect_env_path"])
 

@@ -52,3 +52,11 @@ def lesson_layout(
         controls=controls_col.container(key="lesson-controls"),
         details=st.container(key="lesson-details"),
     )
+
+
+def lazy_expander(label: str, *, key: str) -> DeltaGenerator | None:
+    """A collapsed ``st.expander`` whose content runs only while it is open: the expander when
+    open (draw into it), ``None`` when closed. Opening or closing it reruns the page. For
+    sections most visitors never open: a class of 50 arriving does not build them 50 times."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
