@@ -66,19 +66,20 @@ class _Turns:
         self._changed = threading.Condition()
         self._holders: dict[int, tuple[threading.Thread, float]] = {}
 
-    def _counting(self, now: float) -> int:
+    def _counting_since(self, now: float) -> list[float]:
+        """When each holder that still counts took its turn; forgets holders whose thread ended."""
         for ident, (thread, _) in list(self._holders.items()):
             if not thread.is_alive():
                 del self._holders[ident]
-        return sum(1 for _, since in self._holders.values() if now - since < HOLD_LIMIT_S)
+        return [since for _, since in self._holders.values() if now - since < HOLD_LIMIT_S]
 
     def _wait_s(self, now: float) -> float:
         """0 when a turn is free; else how long to wait before looking again: until the oldest
         counting holder passes the hold limit, at most :data:`_DEAD_CHECK_S`."""
-        if self._counting(now) < self.slots:
+        counting = self._counting_since(now)
+        if len(counting) < self.slots:
             return 0.0
-        oldest = min(since for _, since in self._holders.values() if now - since < HOLD_LIMIT_S)
-        return min(_DEAD_CHECK_S, max(0.01, HOLD_LIMIT_S - (now - oldest)))
+        return min(_DEAD_CHECK_S, max(0.01, HOLD_LIMIT_S - (now - min(counting))))
 
     def holds(self) -> bool:
         return threading.get_ident() in self._holders
