@@ -15,7 +15,7 @@ from typing import Any, ParamSpec
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.figure_style import legible
+from core.figure_style import legible, mark_legible
 
 #: Plotly's mode bar sat on top of subplot titles on a phone; Streamlit's own element toolbar
 #: (full screen) stays, and drag-to-zoom / double-click-to-reset still work without the bar.
@@ -44,7 +44,9 @@ def shared_figure(max_entries: int) -> Callable[[Callable[P, go.Figure]], Callab
     def decorate(build: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
         @functools.wraps(build)
         def build_shared(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
-            fig = legible(build(*args, **kwargs))
+            # Marked legible: show_chart's legible() then returns it untouched, so sessions
+            # reading it concurrently never see it written.
+            fig = mark_legible(legible(build(*args, **kwargs)))
             setattr(fig, _SHARED, True)
             return fig
 
@@ -66,9 +68,9 @@ def show_chart(fig: go.Figure, *, alt: str, **kwargs: Any):
 
     ``alt`` says what the chart shows for someone who cannot see it (axe-core's image-alt rule).
     Other keyword arguments (``key``, ``on_select``, ``height`` ...) go to ``st.plotly_chart``.
-    A shared figure is legible already and is not touched (other sessions read it).
+    A shared figure is marked legible already, so ``legible`` leaves it untouched (other
+    sessions read it).
     """
     if not alt.strip():
         raise ValueError("a chart needs alt text that says what it shows")
-    shown = fig if is_shared(fig) else legible(fig)
-    return st.plotly_chart(shown, alt=alt, config=CHART_CONFIG, **kwargs)
+    return st.plotly_chart(legible(fig), alt=alt, config=CHART_CONFIG, **kwargs)
