@@ -11,8 +11,10 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ui.gc_freeze import after_script_run
+from ui.links import link_snapshot, report_link
 from ui.registry import available_pages
 from ui.settings import render_sidebar
 from ui.turns import turn_released
@@ -31,10 +33,15 @@ navigation = st.navigation(
         for page in available_pages()
     ]
 )
+link = link_snapshot()  # the URL as given, before controls correct it (ui/links.py)
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
 with turn_released():
     try:
         navigation.run()
+    except StopException:  # a page stopped at an error message: the link is still reported
+        report_link(link)
+        raise
     finally:
         after_script_run()  # freeze new modules, collect now and then: ui/gc_freeze.py
+report_link(link)  # notice for what the link could not set, and "Link to this view"

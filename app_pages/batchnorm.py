@@ -16,14 +16,18 @@ from core.notes import cite
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
+from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 
-STEPS_KEY = "batchnorm._steps_done"  # session state, not a widget
+#: The "Steps trained" control: the training history shown is this many steps (in the URL,
+#: so a link opens on the same trained layer). Train, Step and Reset change it.
+STEPS_KEY = "batchnorm.steps"
 CONFIRMED_KEY = "batchnorm._long_run_ok"  # session state: the long replay the user asked for
 #: Training steps already taken when the page opens, so the chart shows a trained layer.
 DEFAULT_STEPS = 60
+#: Longest text a per-channel mean/std box (and a link's value for it) may hold.
+MAX_CHANNEL_TEXT = 200
 #: A replay estimated above this many seconds waits for a click; above PROGRESS_SECONDS it
 #: shows a progress bar.
 GATE_SECONDS = 3.0
@@ -54,7 +58,21 @@ def _steps_done() -> int:
 
 
 def _add_steps(count: int) -> None:
-    st.session_state[STEPS_KEY] = _steps_done() + int(count)
+    """Train, Step: the control's value grows (a callback runs before the control is drawn)."""
+    st.session_state[STEPS_KEY] = min(_steps_done() + int(count), bn.MAX_STEPS)
+
+
+def _channel_text_usable(text: str, channels: int, *, std: bool) -> bool:
+    """Whether a link's mean (or std) text gives ``channels`` values the stream accepts."""
+    if len(text) > MAX_CHANNEL_TEXT:
+        return False
+    try:
+        values = bn.parse_channel_values(text, channels, name="std" if std else "mean")
+        ones = (1.0,) * channels
+        bn.Stream(mean=ones if std else values, std=values if std else ones)
+    except ValueError:
+        return False
+    return True
 
 
 def _reset() -> None:
@@ -250,17 +268,6 @@ def _norms_table(stream: bn.Stream, samples: int, groups: int, seed: int) -> dic
 
 
 settings = current_settings()
-# Value widgets (not the buttons) come back as the user left them after a visit to another page.
-keep_widget_state(
-    f"batchnorm.{name}"
-    for name in (
-        "channels", "batch_size", "spatial", "layout", "mean", "std", "shift", "shift_step",
-        "shift_mean", "shift_std", "inject_nan", "nan_step", "momentum_mode", "momentum", "eps",
-        "affine", "track", "n_steps", "channel", "groups", "keras_direction", "keras_value",
-        "formula_sample", "formula_position", "formula_gamma", "formula_beta", "one_layout",
-        "loader_size", "loader_batch", "eval_batch", "eval_sample",
-    )
-)  # fmt: skip
 
 layout = lesson_layout(
     "BatchNorm explorer",
@@ -280,49 +287,56 @@ with layout.controls:
     more = st.expander("More settings: input, stream, module", icon=":material/tune:")
 with key_box:
     batch_size = int(st.number_input(
-        "Batch size N", 1, 256, 16, key="batchnorm.batch_size",
+        "Batch size N", 1, 256, 16, key="batchnorm.batch_size", **BOUND,
         help="Try 1: BatchNorm needs more than one value per channel to compute a variance.",
     ))
-    momentum_mode = st.radio("momentum", MOMENTUM_MODES, key="batchnorm.momentum_mode")
+    momentum_mode = st.radio("momentum", MOMENTUM_MODES, key="batchnorm.momentum_mode", **BOUND)
     momentum_value = float(st.number_input(
-        "momentum m", 0.0, 1.0, 0.1, 0.01, format="%.3f", key="batchnorm.momentum",
+        "momentum m", 0.0, 1.0, 0.1, 0.01, format="%.3f", key="batchnorm.momentum", **BOUND,
         disabled=momentum_mode != MOMENTUM_MODES[0],
         help="PyTorch convention: the weight of the new batch in the running average.",
     ))
     momentum: float | None = momentum_value if momentum_mode == MOMENTUM_MODES[0] else None
-    shift_on = st.checkbox("Shift the stream", False, key="batchnorm.shift",
+    shift_on = st.checkbox("Shift the stream", False, key="batchnorm.shift", **BOUND,
                            help="From step K on, the stream's mean and std change (set K and "
                                 "the change under More settings).")
 with more:
-    channels = int(st.number_input("Channels C", 1, 8, 3, key="batchnorm.channels"))
+    channels = int(st.number_input("Channels C", 1, 8, 3, key="batchnorm.channels", **BOUND))
     layout_name = st.radio("Input layout", tuple(bn.LAYOUTS), index=2, horizontal=True,
-                           key="batchnorm.layout")
+                           key="batchnorm.layout", **BOUND)
     dims = bn.LAYOUTS[layout_name]
     side_requested = int(st.number_input(
-        "Spatial size (L, or H = W)", 1, 100_000, 4, key="batchnorm.spatial",
+        "Spatial size (L, or H = W)", 1, 100_000, 4, key="batchnorm.spatial", **BOUND,
         disabled=dims == 0, help="Ignored for (N, C) input.",
     ))
-    mean_text = st.text_input("Mean per channel", "2, -1, 0.5", key="batchnorm.mean",
+    # a link's text must give `channels` numbers the stream accepts, or it opens at the default
+    reject_unusable_link_value(
+        "batchnorm.mean", lambda text: _channel_text_usable(text, channels, std=False))
+    mean_text = st.text_input("Mean per channel", "2, -1, 0.5", max_chars=MAX_CHANNEL_TEXT,
+                              key="batchnorm.mean", **BOUND,
                               help="One number for all channels, or one per channel.")
-    std_text = st.text_input("Std per channel", "3, 0.5, 1", key="batchnorm.std",
-                             help="Must be > 0.")
+    reject_unusable_link_value(
+        "batchnorm.std", lambda text: _channel_text_usable(text, channels, std=True))
+    std_text = st.text_input("Std per channel", "3, 0.5, 1", max_chars=MAX_CHANNEL_TEXT,
+                             key="batchnorm.std", **BOUND, help="Must be > 0.")
     shift_step = int(st.number_input("Shift after step K", 0, bn.MAX_STEPS, 30,
-                                     key="batchnorm.shift_step", disabled=not shift_on))
+                                     key="batchnorm.shift_step", **BOUND, disabled=not shift_on))
     shift_mean = float(st.number_input("Shift: mean += ", -100.0, 100.0, 3.0, 0.5,
-                                       key="batchnorm.shift_mean", disabled=not shift_on))
+                                       key="batchnorm.shift_mean", **BOUND, disabled=not shift_on))
     shift_std = float(st.number_input("Shift: std ×", 0.0, 100.0, 2.0, 0.25,
-                                      key="batchnorm.shift_std", disabled=not shift_on))
-    nan_on = st.checkbox("Inject one NaN", False, key="batchnorm.inject_nan",
+                                      key="batchnorm.shift_std", **BOUND, disabled=not shift_on))
+    nan_on = st.checkbox("Inject one NaN", False, key="batchnorm.inject_nan", **BOUND,
                          help="One NaN in channel 0 of one batch of the stream.")
     nan_step = int(st.number_input("NaN in batch number", 0, bn.MAX_STEPS, 5,
-                                   key="batchnorm.nan_step", disabled=not nan_on))
-    eps = float(st.select_slider("eps", EPS_OPTIONS, value=1e-5, key="batchnorm.eps",
+                                   key="batchnorm.nan_step", **BOUND, disabled=not nan_on))
+    eps = float(st.select_slider("eps", EPS_OPTIONS, value=1e-5, key="batchnorm.eps", **BOUND,
                                  format_func=lambda v: f"{v:g}"))
-    affine = st.checkbox("affine (γ and β)", True, key="batchnorm.affine",
+    affine = st.checkbox("affine (γ and β)", True, key="batchnorm.affine", **BOUND,
                          help="Learnable weight γ and bias β per channel.")
-    track = st.checkbox("track_running_stats", True, key="batchnorm.track")
+    track = st.checkbox("track_running_stats", True, key="batchnorm.track", **BOUND)
 with channel_box:
-    channel = int(st.selectbox("Channel to plot", list(range(channels)), key="batchnorm.channel"))
+    channel = int(st.selectbox("Channel to plot", list(range(channels)),
+                               key="batchnorm.channel", **BOUND))
 
 # ------------------------------------------------------------------------------------------
 # Validate the inputs (core raises ValueError with a message for people)
@@ -353,7 +367,14 @@ torch_error = bn.torch_error_for(shape, training=True)  # the real module's answ
 # Training controls and state
 # ------------------------------------------------------------------------------------------
 with train_box:
-    n_steps = int(st.number_input("Steps per Train", 1, 500, 20, key="batchnorm.n_steps"))
+    # The trained layer is a control, not a hidden counter: a link opens on the same step, and
+    # Train, Step and Reset only change this value (their callbacks run before it is drawn).
+    steps_trained = int(st.number_input(
+        "Steps trained", 0, bn.MAX_STEPS, DEFAULT_STEPS, key=STEPS_KEY, **BOUND,
+        help="The chart replays this many training steps on the stream from a fresh layer. "
+             "Type a number to jump there, or use Train, Step and Reset.",
+    ))
+    n_steps = int(st.number_input("Steps per Train", 1, 500, 20, key="batchnorm.n_steps", **BOUND))
     t1, t2, t3 = st.columns(3, gap="small")
     t1.button("Train", key="batchnorm.train", on_click=_add_steps, args=(n_steps,),
               disabled=torch_error is not None, type="primary", width="stretch",
@@ -363,12 +384,11 @@ with train_box:
     t3.button("Reset", key="batchnorm.reset", on_click=_reset, width="stretch",
               help="Back to a fresh layer (0 steps).")
 
-steps = _steps_done()
+steps = steps_trained
 capped_message = None
-if steps > bn.MAX_STEPS:
-    capped_message = (f"The history is capped at {bn.MAX_STEPS} steps; showing the first "
-                      f"{bn.MAX_STEPS}.")
-    steps = st.session_state[STEPS_KEY] = bn.MAX_STEPS
+if steps >= bn.MAX_STEPS:
+    capped_message = (f"The history is capped at {bn.MAX_STEPS} steps: Train and Step add no "
+                      "more.")
 if torch_error is not None:
     steps = 0
 requested_steps = steps
@@ -539,12 +559,10 @@ def _keras_tab() -> None:
                     f"**{bn.pytorch_to_keras_momentum(momentum):g}**.")
     k1, k2 = st.columns(2)
     direction = k1.radio("Convert", ("PyTorch → Keras", "Keras → PyTorch"),
-                         key="batchnorm.keras_direction", horizontal=True)
-    # the default goes in through the session state, set in the run that draws the input:
-    # a lazy tab's widgets are forgotten while it is closed and restored when it reopens
-    st.session_state.setdefault("batchnorm.keras_value", 0.1)
-    value = float(k2.number_input("momentum", 0.0, 1.0, step=0.01, format="%.4f",
-                                  key="batchnorm.keras_value"))
+                         key="batchnorm.keras_direction", **BOUND, horizontal=True)
+    # a lazy tab: persist_state (BOUND) keeps the value while the tab is closed
+    value = float(k2.number_input("momentum", 0.0, 1.0, 0.1, 0.01, format="%.4f",
+                                  key="batchnorm.keras_value", **BOUND))
     if direction == "PyTorch → Keras":
         st.markdown(f"PyTorch {value:g} → Keras **{bn.pytorch_to_keras_momentum(value):g}**")
     else:
@@ -584,20 +602,18 @@ def _formula_tab() -> None:
                "announce the formula and stop. Here it is, for one element of the batch shown in "
                "section 1 and the channel chosen beside the chart.")
     f1, f2, f3, f4 = st.columns(4)
-    # lazy tab: defaults through the session state, in the run that draws the widgets (a value
-    # restored after the tab was closed then wins, without a Session State warning)
-    for name, default in (("formula_sample", 0), ("formula_position", 0), ("formula_gamma", 1.5),
-                          ("formula_beta", 0.25)):
-        st.session_state.setdefault(f"batchnorm.{name}", default)
-    sample_raw = int(f1.number_input("sample n", 0, 255, key="batchnorm.formula_sample"))
+    # a lazy tab: persist_state (BOUND) keeps these values while the tab is closed
+    sample_raw = int(f1.number_input("sample n", 0, 255, 0, key="batchnorm.formula_sample",
+                                     **BOUND))
     positions = int(np.prod(spatial)) if spatial else 1
-    position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999,
-                                       key="batchnorm.formula_position", disabled=dims == 0,
+    position_raw = int(f2.number_input("spatial position (flat)", 0, 99_999, 0,
+                                       key="batchnorm.formula_position", **BOUND,
+                                       disabled=dims == 0,
                                        help="Index into the L or H×W positions, row by row."))
-    gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, step=0.25,
-                                  key="batchnorm.formula_gamma", disabled=not affine))
-    beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, step=0.25,
-                                 key="batchnorm.formula_beta", disabled=not affine))
+    gamma = float(f3.number_input("γ (weight, every channel)", -10.0, 10.0, 1.5, 0.25,
+                                  key="batchnorm.formula_gamma", **BOUND, disabled=not affine))
+    beta = float(f4.number_input("β (bias, every channel)", -10.0, 10.0, 0.25, 0.25,
+                                 key="batchnorm.formula_beta", **BOUND, disabled=not affine))
     f_sample = min(sample_raw, batch_size - 1)
     f_position = min(position_raw, positions - 1) if dims else 0
     if (f_sample, f_position) != (sample_raw, position_raw if dims else 0):
@@ -659,7 +675,7 @@ def _batch_of_one_tab() -> None:
                "1×1 feature map with batch size 1 has one value per channel and fails in "
                "training; the remedy is a batch size above 1 and a DataLoader with drop_last.")
     one_layout = st.radio("Input", ("(1, C)", "(1, C, 1, 1)"), horizontal=True,
-                          key="batchnorm.one_layout")
+                          key="batchnorm.one_layout", **BOUND)
     one = bn.batch_of_one(channels, 0 if one_layout == "(1, C)" else 2, seed=settings.seed)
     o1, o2 = st.columns(2)
     with o1:
@@ -673,12 +689,10 @@ def _batch_of_one_tab() -> None:
     st.markdown("Training needs more than one value per channel (N·H·W > 1). A dataset whose size "
                 "is one more than a multiple of the batch size ends with a batch of one:")
     d1, d2 = st.columns(2)
-    st.session_state.setdefault("batchnorm.loader_size", 9)  # lazy tab: see _formula_tab
-    st.session_state.setdefault("batchnorm.loader_batch", 4)
-    loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET,
-                                      key="batchnorm.loader_size"))
-    loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH,
-                                       key="batchnorm.loader_batch"))
+    loader_size = int(d1.number_input("dataset size", 1, bn.MAX_LOADER_DATASET, 9,
+                                      key="batchnorm.loader_size", **BOUND))
+    loader_batch = int(d2.number_input("DataLoader batch_size", 1, bn.MAX_LOADER_BATCH, 4,
+                                       key="batchnorm.loader_batch", **BOUND))
     runs = _loader_runs(loader_size, loader_batch, channels, settings.seed)
     for column, run in zip(st.columns(2), runs, strict=True):
         with column:
@@ -705,10 +719,10 @@ def _evaluate_twice_tab() -> None:
                "of the stream above (16 samples each), then two shuffled eval() passes over a "
                "12-sample test set.")
     e1, e2 = st.columns(2)
-    st.session_state.setdefault("batchnorm.eval_batch", 4)  # lazy tab: see _formula_tab
-    st.session_state.setdefault("batchnorm.eval_sample", 0)
-    eval_batch = int(e1.number_input("evaluation batch size", 1, 12, key="batchnorm.eval_batch"))
-    eval_sample = int(e2.number_input("follow test sample", 0, 11, key="batchnorm.eval_sample"))
+    eval_batch = int(e1.number_input("evaluation batch size", 1, 12, 4,
+                                     key="batchnorm.eval_batch", **BOUND))
+    eval_sample = int(e2.number_input("follow test sample", 0, 11, 0,
+                                      key="batchnorm.eval_sample", **BOUND))
     eval_cap = bn.cap_spatial(side_requested, dims=dims, batch_size=16, channels=channels)
     eval_config = bn.SimConfig(stream=stream, spatial=(eval_cap.side,) * dims, eps=eps,
                                seed=settings.seed)
@@ -783,7 +797,9 @@ with layout.details:
                    alt=f"Overlaid histograms of channel {channel}'s output for one batch: "
                        f"train() (blue) has mean {tm:.2f} and std {ts:.2f}, eval() (red) mean "
                        f"{em:.2f} and std {es:.2f}.")
-        m1, m2, m3, m4, m5 = st.columns(5)
+        # the numbers a lesson link is about, under one hook for browser tests
+        numbers = st.container(key="batchnorm-modes")  # .st-key-batchnorm-modes
+        m1, m2, m3, m4, m5 = numbers.columns(5)
         m1.metric("train() mean", f"{tm:.3f}")
         m2.metric("train() std", f"{ts:.3f}")
         m3.metric("eval() mean", f"{em:.3f}", delta=f"{em - tm:+.3f} vs train", delta_color="off")
@@ -800,17 +816,18 @@ with layout.details:
             verdict += (f": running_mean {_fmt(history.state.running_mean[channel].item())}, "
                         f"running_var {_fmt(history.state.running_var[channel].item())}.")
             if abs(em - tm) < 0.1 and abs(es - ts) < 0.1:
-                st.success(verdict + f"\n\nThe running statistics have caught up with the stream: "
-                           f"eval() output of channel {channel} is within 0.1 of mean 0 / std 1; "
-                           "what remains is batch-to-batch noise.", icon=":material/check_circle:")
+                numbers.success(verdict + "\n\nThe running statistics have caught up with the "
+                                f"stream: eval() output of channel {channel} is within 0.1 of "
+                                "mean 0 / std 1; what remains is batch-to-batch noise.",
+                                icon=":material/check_circle:")
             else:
-                st.warning(verdict + "\n\nThe running statistics still differ from this "
-                           "batch's, so eval() output is not mean 0 / std 1: this is the "
-                           "train/eval gap.",
-                           icon=":material/compare_arrows:")
+                numbers.warning(verdict + "\n\nThe running statistics still differ from this "
+                                "batch's, so eval() output is not mean 0 / std 1: this is the "
+                                "train/eval gap.",
+                                icon=":material/compare_arrows:")
         else:
-            st.info(verdict + " Both histograms coincide (max gap "
-                    f"{comparison.max_abs_gap:.1g}).", icon=":material/info:")
+            numbers.info(verdict + " Both histograms coincide (max gap "
+                         f"{comparison.max_abs_gap:.1g}).", icon=":material/info:")
 
     # ------------------------------------------------------------------------------------------
     # 2. Explanations tied to the live module
@@ -822,7 +839,7 @@ with layout.details:
     # does not redraw four explanations nobody is looking at.
     tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
         ["Parameters vs buffers", "Update formulas", "Biased vs unbiased", "Keras momentum",
-         "Frozen BN"], key="batchnorm.module_tab", on_change="rerun")
+         "Frozen BN"], key="batchnorm.module_tab", on_change="rerun", bind="query-params")
     with tab_buf:
         if tab_buf.open:
             _buffers_tab()
@@ -847,7 +864,7 @@ with layout.details:
     proper = [g for g in divisors if 1 < g < channels]
     groups = int(st.selectbox(
         "GroupNorm groups G", divisors, index=divisors.index(proper[-1]) if proper else 0,
-        key="batchnorm.groups",
+        key="batchnorm.groups", **BOUND,
         help="G must divide C. G = 1 is LayerNorm over (C, H, W); G = C is InstanceNorm.",
     ))
     demo_n = min(max(batch_size, 2), 6)
@@ -877,7 +894,7 @@ with layout.details:
     tab_formula, tab_one, tab_twice, tab_wrong = st.tabs(
         ["The formula", "A batch of one",
          "Evaluating twice", "Where the notes are wrong"],
-        key="batchnorm.notes_tab", on_change="rerun")
+        key="batchnorm.notes_tab", on_change="rerun", bind="query-params")
     for tab, draw in ((tab_formula, _formula_tab), (tab_one, _batch_of_one_tab),
                       (tab_twice, _evaluate_twice_tab), (tab_wrong, _notes_wrong_tab)):
         if tab.open:

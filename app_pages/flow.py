@@ -53,9 +53,9 @@ from core.flowfill import (
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
+from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 
 IMAGE_CAP = 1024  # uploaded image pairs: Farneback + every method must stay interactive
 SOURCES = {
@@ -92,14 +92,8 @@ MASK_HOLE_RGB = (17, 17, 17)
 FRAME = dict(showline=True, mirror=True, linecolor="#555555", linewidth=1)
 
 settings = current_settings()
-# Value widgets (not the uploads) come back as the user left them after a visit to another page.
-keep_widget_state(
-    f"flow.{name}"
-    for name in (
-        "source", "field", "size", "noise", "mask", "fraction", "hole_size", "fb_threshold",
-        "max_window", "per_scale", "notes", "notes_numpy", "epe_method",
-    )
-)  # fmt: skip
+# Every value control is in the URL (a lesson link opens this view) and keeps its value across a
+# visit to another page (**BOUND); the uploads are neither.
 layout = lesson_layout(
     "Flow hole filling",
     "the black holes in the flow (left), where they are (dark in the mask), and the same flow "
@@ -400,14 +394,15 @@ def _seconds(ms: float) -> str:
 # ---------------------------------------------------------------- controls
 with layout.controls:
     source = st.selectbox("Flow source", list(SOURCES), format_func=SOURCES.get,
-                          key="flow.source", help=SOURCE_HELP)
+                          key="flow.source", help=SOURCE_HELP, **BOUND)
     field, size, noise = "rotation", "240x320", 0.0
     upload = None
     pair: tuple[object, object] = (None, None)
     if source == "synthetic":
-        field = st.selectbox("Motion field", SYNTHETIC_FIELDS, index=1, key="flow.field")
-        size = st.selectbox("Size (H x W)", list(SIZES), key="flow.size")
-        noise = st.slider("Noise (px std)", 0.0, 1.0, 0.2, 0.05, key="flow.noise",
+        field = st.selectbox("Motion field", SYNTHETIC_FIELDS, index=1, key="flow.field",
+                             **BOUND)
+        size = st.selectbox("Size (H x W)", list(SIZES), key="flow.size", **BOUND)
+        noise = st.slider("Noise (px std)", 0.0, 1.0, 0.2, 0.05, key="flow.noise", **BOUND,
                           help="Gaussian noise on the observed flow; the ground truth stays clean.")
     elif source == "upload_flow":
         upload = st.file_uploader(
@@ -425,18 +420,20 @@ with layout.controls:
     image_source = source in ("stereo", "affine", "upload_pair")
     mask_options = list(MASKS) if image_source else [m for m in MASKS if m != "fb"]
     mask = st.selectbox("Hole mask", mask_options, format_func=MASKS.get, key="flow.mask",
-                        index=mask_options.index("fb") if image_source else 0)
+                        index=mask_options.index("fb") if image_source else 0, **BOUND)
     fraction, hole_size, fb_threshold = 0.3, 12, 1.0
     if mask in ("random", "blobs", "stripes"):
-        fraction = st.slider("Hole fraction", 0.05, 1.0, 0.3, 0.05, key="flow.fraction")
+        fraction = st.slider("Hole fraction", 0.05, 1.0, 0.3, 0.05, key="flow.fraction",
+                             **BOUND)
     if mask in ("blobs", "stripes", "border"):
-        hole_size = st.slider("Hole width (px)", 1, 80, 12, key="flow.hole_size",
+        hole_size = st.slider("Hole width (px)", 1, 80, 12, key="flow.hole_size", **BOUND,
                               help="Blob radius, stripe width or border band width, in pixels.")
     if mask == "fb":
         fb_threshold = st.slider("Round-trip threshold (px)", 0.1, 5.0, 1.0, 0.1,
-                                 key="flow.fb_threshold",
+                                 key="flow.fb_threshold", **BOUND,
                                  help="Hole where flow there and back misses by more than this.")
     max_window = st.select_slider("max_window", WINDOW_CHOICES, value=33, key="flow.max_window",
+                                  **BOUND,
                                   help="Largest window; the sizes are 2**k + 1 up to it.")
     windows = window_sizes(int(max_window))
     st.markdown("**Windows:** " + ", ".join(f"`{k}x{k}`" for k in windows))
@@ -487,15 +484,19 @@ total_px = case.mask.size
 
 # ---------------------------------------------------------------- the notes' reference switch
 # Off by default above 240x320 (seconds on a 2-core CPU, ~20 s at 720x1280); reset to that
-# default whenever the flow's size changes, so picking 720x1280 never starts a long run.
-if st.session_state.get("flow.notes_shape") != shape[:2]:
-    st.session_state["flow.notes_shape"] = shape[:2]
-    st.session_state["flow.notes"] = notes_reference_on_by_default(shape)
+# default whenever the flow's size changes, so picking 720x1280 never starts a long run. Not on
+# the first run of a session: there the switch is at its default, or what a link asked for.
+notes_default = notes_reference_on_by_default(shape)
+last_shape = st.session_state.get("flow.notes_shape")
+st.session_state["flow.notes_shape"] = shape[:2]
+if last_shape is not None and last_shape != shape[:2]:
+    st.session_state["flow.notes"] = notes_default
 rate, rate_when = _reference_rates().get(settings.device, (NOTES_REFERENCE_MS_PER_UNIT, ""))
 expected_ms = estimate_notes_ms(shape, int(max_window), rate)
 with layout.controls:
     with_notes = st.toggle(
-        "Notes' avg_pool2d", key="flow.notes", on_change=_show_comparison_if_on,
+        "Notes' avg_pool2d", value=notes_default, key="flow.notes", **BOUND,
+        on_change=_show_comparison_if_on,
         help="Run and time the notes' vectorised avg_pool2d version (000:80) beside the fast "
         "backends, in the *Accuracy and speed* tab (switching it on opens that tab). It is "
         f"slow on a CPU, so it is off by default above {NOTES_REFERENCE_DEFAULT_MAX_PIXELS:,} "
@@ -529,19 +530,20 @@ with layout.details:
     # Lazy tabs (on_change="rerun"): the other methods run only while a tab that shows them is
     # open, so a change to the picture's controls costs one fill, not six (issue 12).
     windows_box, accuracy_box, numpy_box = st.tabs(
-        list(DETAIL_TABS), key="flow.details_tab", on_change="rerun"
+        list(DETAIL_TABS), key="flow.details_tab", on_change="rerun", bind="query-params"
     )
     rest_box = st.container()
 compare = bool(accuracy_box.open or numpy_box.open)
 with windows_box:
     per_scale = windows_box.open and st.toggle("Show what each scale contributes",
-                                               key="flow.per_scale")
+                                               key="flow.per_scale", **BOUND)
 # the NumPy loop's switch lives in its tab; while that tab is closed its kept value still holds
 with_numpy = bool(st.session_state.get("flow.notes_numpy", False))
 if numpy_box.open:
     with numpy_box:
         with_numpy = st.toggle(
             "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
+            **BOUND,
             help=f"The notes' first version (000:79): a Python loop over the hole pixels, a "
             f"few hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} "
             "hole pixels.",
@@ -642,7 +644,8 @@ if windows_box.open:
                        alt="Bar chart: number of hole pixels by how many window sizes contributed "
                        f"(0 to {len(windows)}).")
         all_scales = hist[len(windows)]
-        st.markdown(
+        # keyed, so a browser test reads the count from .st-key-flow-windows_summary
+        st.container(key="flow.windows_summary").markdown(
             f"With `max_window={max_window}` the fill averages {len(windows)} window means "
             f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
             f"valid sample at every scale; the others sit deep inside a hole, so only the larger "
@@ -703,7 +706,7 @@ if accuracy_box.open:
                     "with: upload a flow without NaN to get EPE numbers against the pre-mask flow.")
         else:
             method_names = [m.name for m in comp.methods]
-            pick = st.selectbox("EPE map of", method_names, key="flow.epe_method")
+            pick = st.selectbox("EPE map of", method_names, key="flow.epe_method", **BOUND)
             chosen = comp.methods[method_names.index(pick)]
             a1, a2 = st.columns(2)
             with a1:
@@ -720,7 +723,7 @@ if accuracy_box.open:
                        key=lambda m: m.mean_epe, default=None)
             near = comp.methods[-1]
             if best is not None:
-                st.markdown(
+                st.container(key="flow.epe_summary").markdown(  # .st-key-flow-epe_summary
                     f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes "
                     f"is **{main.mean_epe:.3f} px**, nearest-valid fill's is "
                     f"**{near.mean_epe:.3f} px**; the most accurate here is *{best.name}*. "

@@ -6,6 +6,7 @@ import torch
 
 from core import environment, seeding
 from core.environment import collect_environment
+from core.lesson_links import LESSON_LINKS
 from core.notes import cite
 from ui.image_input import image_input
 from ui.lesson import lazy_expander
@@ -50,6 +51,23 @@ else:
 missing = len(LESSONS) - len(lessons)
 if missing:
     st.caption(f"{missing} more page(s) are being built and will appear here when ready.")
+
+st.header("Lessons", anchor=False)
+st.markdown(
+    "Ready-made links, one point from the notes each. A link opens its page set up to make the "
+    "point, in a new tab; hand it to a class as it is. Every page's sidebar also has a **Link "
+    "to this view** for the view you set up yourself."
+)
+titles = {page.slug: page.title for page in LESSONS}
+# One markdown list, not a widget per lesson: 16 links cost one element for a class of 50.
+# Relative links ("warp?...") keep working when the app is served under a path prefix.
+st.markdown(
+    "\n".join(
+        f"- **[{lesson.title}]({lesson.slug}?{lesson.query})** ({titles.get(lesson.slug, '')}): "
+        f"{lesson.sentence}"
+        for lesson in LESSON_LINKS
+    )
+)
 
 st.header("Your environment", anchor=False)
 st.markdown("Read live from this Python process every time the page runs.")

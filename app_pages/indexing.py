@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -11,15 +13,15 @@ from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, tra
 from core.notes import LiveRun, cite
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
-from ui.indexing_notes_demos import WIDGET_KEYS as NOTES_DEMO_KEYS
 from ui.indexing_notes_demos import render_notes_demos
 from ui.lesson import lesson_layout
+from ui.links import BOUND, reject_unusable_link_value
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 
 K = "indexing"
+OPS = ["gather", "scatter"]
 DIMS = [-3, -2, -1, 0, 1, 2]
 REDUCES = ["none", "scatter_add", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
 PRESET_KEYS = [p.key for p in ix.PRESETS]
@@ -30,6 +32,10 @@ SIZE_LIMITS = ", ".join(
 DEFAULT_PRESET = "gather"
 #: The x[...] "Example" box says this when the typed expression is none of the examples.
 CUSTOM_EXAMPLE = "your own expression (typed)"
+#: Longest tensor text a field takes (a 6x10 of 8-digit floats fits) and a link may carry.
+MAX_TENSOR_CHARS = 1000
+#: Longest x[...] expression (core.indexing.parse_index_expression refuses longer ones).
+MAX_EXPR_CHARS = 400
 
 
 # ---------------------------------------------------------------------------------- notes
@@ -202,13 +208,15 @@ def _load_index_preset() -> None:
         st.session_state[f"{K}.expr"] = ix.INDEX_PRESETS[label]
 
 
-def _example_follows_expression() -> None:
-    """Point the "Example" box at the example the typed expression is, or at "your own".
+def _example_follows_expression(expr: str) -> None:
+    """Point the "Example" box at the example the typed expression ``expr`` is, or at "your own".
 
     Runs before the box is drawn: the box must never name an example that is not the
-    expression shown (it kept saying "boolean mask" after another expression was typed).
+    expression shown (it kept saying "boolean mask" after another expression was typed). So
+    the box is a view of the expression and not bound to the URL: the link carries the
+    expression, and a link naming an example beside another expression cannot mismatch them.
     """
-    typed = " ".join(str(st.session_state.get(f"{K}.expr", "")).split())
+    typed = " ".join(str(expr).split())
     match = next(
         (label for label, expr in ix.INDEX_PRESETS.items() if " ".join(expr.split()) == typed),
         CUSTOM_EXAMPLE,
@@ -216,24 +224,33 @@ def _example_follows_expression() -> None:
     st.session_state[f"{K}.index_preset"] = match
 
 
-#: Widget values kept when the user visits another page and comes back (Streamlit drops the
-#: state of widgets that a run does not draw; ui.state mirrors them under a plain key).
-KEPT = (
-    "preset", "op", "dim", "random_ndim", "reduce", "include_self", "first", "index", "src",
-    "x", "index_preset", "expr", "cell", "index_cell", "pitfall", "pitfall_n", "details_tab",
-)  # fmt: skip
+# ---------------------------------------------------------------------------------- links
+def _parses(parse: Callable[[str], object], limit: int) -> Callable[[str], bool]:
+    """Whether a link's text for a field is usable: at most ``limit`` characters and read by
+    ``parse`` (a core parser; it raises ValueError). Text that parses but fails in torch (an
+    out-of-range index) is kept: showing that error is a lesson."""
+
+    def is_usable(text: str) -> bool:
+        if len(text) > limit:
+            return False
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
+
+    return is_usable
 
 
-def _init_state() -> None:
-    if f"{K}.first" not in st.session_state:
-        st.session_state[f"{K}.preset"] = DEFAULT_PRESET
-        st.session_state[f"{K}.random_ndim"] = 2
-        _load_preset()
-    st.session_state.setdefault(f"{K}.reduce", "none")
-    st.session_state.setdefault(f"{K}.include_self", True)
-    st.session_state.setdefault(f"{K}.x", ix.INDEX_DEFAULT_X)
-    st.session_state.setdefault(f"{K}.index_preset", next(iter(ix.INDEX_PRESETS)))
-    st.session_state.setdefault(f"{K}.expr", next(iter(ix.INDEX_PRESETS.values())))
+#: What a link's text must be for each text field (anything else opens the field at its default).
+LINK_CHECKS: dict[str, Callable[[str], bool]] = {
+    "first": _parses(lambda t: ix.parse_tensor(t, "input"), MAX_TENSOR_CHARS),
+    # values, not kind="index": a float index parses and the page explains why torch needs int64
+    "index": _parses(lambda t: ix.parse_tensor(t, "index"), MAX_TENSOR_CHARS),
+    "src": _parses(ix.parse_src, MAX_TENSOR_CHARS),
+    "x": _parses(lambda t: ix.parse_tensor(t, "x"), MAX_TENSOR_CHARS),
+    "expr": _parses(ix.parse_index_expression, MAX_EXPR_CHARS),
+}
 
 
 # ---------------------------------------------------------------------------------- grids
@@ -249,20 +266,34 @@ def _grid_changed(name: str, k: int, editor_key: str) -> None:
     _bump(name)
 
 
-def tensor_editor(name: str, label: str, help_text: str, *, disabled: bool = False) -> None:
-    """A text field (nested list) plus an editable grid per 2-D slice, kept in sync."""
-    st.text_input(
-        label, key=f"{K}.{name}", help=help_text, on_change=_bump, args=(name,), disabled=disabled
+def tensor_editor(
+    name: str, label: str, help_text: str, default: str, *, disabled: bool = False
+) -> str:
+    """A text field (nested list) plus an editable grid per 2-D slice, kept in sync; returns
+    the text. The text is the single source of truth and what a link carries (``default``,
+    the preset's text, leaves the URL); the grids write their edits back into it."""
+    key = f"{K}.{name}"
+    reject_unusable_link_value(key, LINK_CHECKS[name])
+    text = st.text_input(
+        label,
+        value=default,
+        key=key,
+        max_chars=MAX_TENSOR_CHARS,
+        help=help_text,
+        on_change=_bump,
+        args=(name,),
+        disabled=disabled,
+        **BOUND,
     )
     if disabled:
-        return
+        return text
     try:
-        cells = ix.parse_cells(st.session_state[f"{K}.{name}"], name)
+        cells = ix.parse_cells(text, name)
     except ix.IndexingError:
-        return
+        return text
     tables = ix.cells_to_tables(cells)
     if tables is None or sum(len(t) * len(t[0]) for t in tables) > 96:
-        return
+        return text
     version = st.session_state.get(f"{K}._versions", {}).get(name, 0)
     for k, table in enumerate(tables):
         editor_key = f"{K}.grid.{name}.{k}.v{version}"
@@ -277,6 +308,7 @@ def tensor_editor(name: str, label: str, help_text: str, *, disabled: bool = Fal
             on_change=_grid_changed,
             args=(name, k, editor_key),
         )
+    return text
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -296,6 +328,7 @@ def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos
         list(labels),
         key=cell_key,
         help="Or click a cell of the out picture: its sources get a black frame.",
+        **BOUND,
     )
     return labels[choice]
 
@@ -377,44 +410,60 @@ layout = lesson_layout(
     "appears with the real numbers.",
 )
 settings = current_settings()
-keep_widget_state([*(f"{K}.{name}" for name in KEPT), *NOTES_DEMO_KEYS])
-_init_state()
 
 # ---- controls beside the picture: the preset, the operation and the cell to explain
+# Every control is bound to the URL (ui/links.py). The preset's values are the other controls'
+# defaults, so a link holds the preset plus what was changed from it (?indexing.preset=...
+# alone opens that preset); picking a preset writes its values into the controls.
 with layout.controls:
-    st.selectbox(
+    preset_key = st.selectbox(
         "Preset",
         PRESET_KEYS,
+        index=PRESET_KEYS.index(DEFAULT_PRESET),
         key=f"{K}.preset",
         format_func=_preset_label,
         on_change=_load_preset,
         help="The notes' examples, verbatim, and labelled variations of them.",
+        **BOUND,
     )
+    preset = ix.PRESETS_BY_KEY[preset_key]
+    preset_reduce = preset.reduce or "none"
     c1, c2 = st.columns(2, gap="small")
-    op = c1.selectbox("Operation", ["gather", "scatter"], key=f"{K}.op")
-    dim = c2.selectbox("dim", DIMS, key=f"{K}.dim", help="Out-of-range dims are refused.")
+    op = c1.selectbox("Operation", OPS, index=OPS.index(preset.op), key=f"{K}.op", **BOUND)
+    dim = c2.selectbox(
+        "dim",
+        DIMS,
+        index=DIMS.index(preset.dim),
+        key=f"{K}.dim",
+        help="Out-of-range dims are refused.",
+        **BOUND,
+    )
     if op == "scatter":
         # only scatter has these; hidden for gather (a disabled label fails WCAG contrast)
         r1, r2 = st.columns(2, gap="small")
         reduce_choice = r1.selectbox(
             "reduce",
             REDUCES,
+            index=REDUCES.index(preset_reduce),
             key=f"{K}.reduce",
             help="none = plain scatter_; scatter_add = scatter_add_; add/multiply = the "
             "deprecated scatter_(..., reduce=); the rest = scatter_reduce_.",
+            **BOUND,
         )
         with r2:
             st.space("small")
             include_self = st.checkbox(
                 "include_self",
+                value=preset.include_self,
                 key=f"{K}.include_self",
                 disabled=reduce_choice in ("none", "scatter_add", "add", "multiply"),
                 help="scatter_reduce_ modes only (sum, prod, mean, amax, amin): also combine "
                 "the value already in dest.",
+                **BOUND,
             )
-    else:
-        reduce_choice = st.session_state[f"{K}.reduce"]
-        include_self = bool(st.session_state[f"{K}.include_self"])
+    else:  # hidden: the value kept from scatter (or the preset's) goes on
+        reduce_choice = st.session_state.get(f"{K}.reduce", preset_reduce)
+        include_self = bool(st.session_state.get(f"{K}.include_self", preset.include_self))
     reduce: str | None = None if reduce_choice == "none" else reduce_choice
     st.button(
         "Reload preset",
@@ -436,8 +485,54 @@ with layout.controls:
     )
     cell_box = st.container()
 
-preset = ix.PRESETS_BY_KEY[st.session_state[f"{K}.preset"]]
-texts = [st.session_state[f"{K}.{name}"] for name in ("first", "index", "src")]
+# ---- details: the tensors and the code, x[...], the pitfalls
+with layout.details:
+    st.header("Tensors, code and pitfalls", anchor=False)
+    # on_change="rerun": only the open tab's content runs and is sent (lazy tabs), so a change
+    # to the lesson's controls does not redraw two tabs of pitfalls nobody is looking at.
+    tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
+        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"],
+        key=f"{K}.details_tab",
+        on_change="rerun",
+        bind="query-params",
+    )
+
+# The tensors' fields are drawn before the case runs: a link's text reaches the page only
+# through its field, so the case must read the fields. The boxes above and below them are
+# filled once the case ran.
+with tab_gs:
+    preset_box = st.container()
+    e1, e2, e3 = st.columns(3)
+    with e1:
+        first_text = tensor_editor(
+            "first",
+            "input" if op == "gather" else "dest",
+            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
+            preset.first,
+        )
+    with e2:
+        index_text = tensor_editor(
+            "index", "index", "Whole numbers, same number of dims as the tensor.", preset.index
+        )
+    with e3:
+        src_text = tensor_editor(
+            "src",
+            "src (scatter only)",
+            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
+            preset.src,
+            disabled=op != "scatter",
+        )
+    st.selectbox(
+        "Dims of a random example",
+        [1, 2, 3],
+        index=1,
+        key=f"{K}.random_ndim",
+        help="Used by the Random button beside the picture.",
+        **BOUND,
+    )
+    case_box = st.container()
+
+texts = [first_text, index_text, src_text]
 preset_shown = ix.preset_is_loaded(preset, op, texts, int(dim), reduce, include_self)
 case: Case = (op, *texts, int(dim), reduce, bool(include_self), settings.device)
 trace, err, snippet = _case_run(case)
@@ -495,11 +590,9 @@ def pitfalls_tab() -> None:
         list(ix.PITFALL_TITLES),
         key=f"{K}.pitfall",
         format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
+        **BOUND,
     )
-    # set in the run that draws the slider: a value set while its (lazy) tab is closed would
-    # outlive the widget and win over the user's value after a visit to another page
-    st.session_state.setdefault(f"{K}.pitfall_n", 4)
-    n = p2.slider("n (size)", 2, 6, key=f"{K}.pitfall_n")
+    n = p2.slider("n (size)", 2, 6, value=4, key=f"{K}.pitfall_n", **BOUND)
     demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
     st.markdown(demo.lesson)
     st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
@@ -517,46 +610,15 @@ def pitfalls_tab() -> None:
         notes_callout(callouts_of("core.indexing")[callout_key])
 
 
-# ---- details: the tensors and the code, x[...], the pitfalls
-with layout.details:
-    st.header("Tensors, code and pitfalls", anchor=False)
-    # on_change="rerun": only the open tab's content runs and is sent (lazy tabs), so a change
-    # to the lesson's controls does not redraw two tabs of pitfalls nobody is looking at.
-    tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
-        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"],
-        key=f"{K}.details_tab",
-        on_change="rerun",
-    )
-
-with tab_gs:
+with preset_box:
     if preset_shown:
         preset_citation(preset)
         if preset.note:
             st.caption(f"Preset note: {preset.note}")
         if trace is not None:
             comparison_message(preset, trace)
-    e1, e2, e3 = st.columns(3)
-    with e1:
-        tensor_editor(
-            "first",
-            "input" if op == "gather" else "dest",
-            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
-        )
-    with e2:
-        tensor_editor("index", "index", "Whole numbers, same number of dims as the tensor.")
-    with e3:
-        tensor_editor(
-            "src",
-            "src (scatter only)",
-            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
-            disabled=op != "scatter",
-        )
-    st.selectbox(
-        "Dims of a random example",
-        [1, 2, 3],
-        key=f"{K}.random_ndim",
-        help="Used by the Random button beside the picture.",
-    )
+
+with case_box:
     if trace is not None:
         st.caption(
             f"Computed on {trace.result.device} (sidebar device); the snippet runs on the CPU."
@@ -592,18 +654,26 @@ with tab_ix:
     )
     i1, i2 = st.columns([2, 3])
     with i1:
-        tensor_editor("x", "x", f"A nested list, {SIZE_LIMITS}.")
+        x_text = tensor_editor("x", "x", f"A nested list, {SIZE_LIMITS}.", ix.INDEX_DEFAULT_X)
     with i2:
-        _example_follows_expression()
-        st.selectbox(
-            "Example",
-            [*ix.INDEX_PRESETS, CUSTOM_EXAMPLE],
-            key=f"{K}.index_preset",
-            on_change=_load_index_preset,
-            help="Pick an example, or type your own expression below.",
+        example_box = st.container()  # above the expression, drawn once its text is known
+        reject_unusable_link_value(f"{K}.expr", LINK_CHECKS["expr"])
+        expr = st.text_input(
+            "x[ ... ]",
+            value=next(iter(ix.INDEX_PRESETS.values())),
+            key=f"{K}.expr",
+            max_chars=MAX_EXPR_CHARS,
+            **BOUND,
         )
-        st.text_input("x[ ... ]", key=f"{K}.expr")
-    x_text, expr = st.session_state[f"{K}.x"], st.session_state[f"{K}.expr"]
+        with example_box:
+            _example_follows_expression(expr)
+            st.selectbox(  # a view of the expression: not in the URL (see the function above)
+                "Example",
+                [*ix.INDEX_PRESETS, CUSTOM_EXAMPLE],
+                key="indexing.index_preset",  # spelled out: tests/test_links.py NOT_BOUND
+                on_change=_load_index_preset,
+                help="Pick an example, or type your own expression below.",
+            )
     itrace, ierr, isnippet = ix.run_index_case(x_text, expr)
     if ierr is not None:
         show_error(ierr, isnippet, "Change the expression or x; the rest of the page still works.")

@@ -51,9 +51,9 @@ from core.notes import cite
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.lesson import lesson_layout
+from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 from ui.visibility import tab_hidden
 
 HISTORY_MAX = 5000
@@ -63,23 +63,26 @@ LOOK_AT = (
     "purple), and the grey band on top: memory nvidia-smi also counts but PyTorch does not "
     "(the CUDA context)."
 )
-FIRST_SCENARIO = next(iter(SCENARIOS))
+SHAPE_MAX_CHARS = 200  # a shape is a few numbers; a link's longer text is not one
+
+
+def is_usable_shape(text: str) -> bool:
+    """Whether a link's shape text is one the page can allocate from (else it opens at the
+    default shape): :func:`parse_shape` takes it, and it is short."""
+    if len(text) > SHAPE_MAX_CHARS:
+        return False
+    try:
+        parse_shape(text)
+    except ValueError:
+        return False
+    return True
+
 
 state = st.session_state
 settings = current_settings()
-# Value widgets (not buttons, and not the backend, whose options follow the sidebar device)
-# come back as the user left them after a visit to another page.
-keep_widget_state(
-    f"memory.{name}"
-    for name in (
-        "sim_total", "alloc_mode", "size", "unit", "shape", "dtype", "scenario", "live",
-        "interval", "window", "stats_nonzero", "nograd_batch", "nograd_size", "nograd_batches",
-        "load_world",
-    )
-)  # fmt: skip
-# Defaults through the session state only (a widget given both a value= and a session-state
-# value warns): the size may be cleared (None), which the page then refuses.
-state.setdefault("memory.sim_total", SIMULATED_TOTALS_GB[1])
+# Value controls are bound to the URL (ui/links.py: a lesson link sets them) and keep their
+# values across page switches. The size's default goes in through the session state: its
+# widget has value=None so that it may be cleared (None), which the page then refuses.
 state.setdefault("memory.size", 4.0)
 if "memory.ledger" not in state:
     # Tensors belong to this browser session: the ledger frees them when the session ends.
@@ -140,6 +143,7 @@ with layout.controls:
             "Device",
             [settings.device, SIM_CHOICE],
             key="memory.backend",
+            **BOUND,
             horizontal=True,
             help="The real GPU chosen in the sidebar, or a simulated GPU that follows the same "
             "allocator rules.",
@@ -148,7 +152,9 @@ with layout.controls:
         total_gb = st.radio(
             "Simulated GPU memory",
             SIMULATED_TOTALS_GB,
+            index=1,  # 24 GB
             key="memory.sim_total",
+            **BOUND,
             horizontal=True,
             format_func=lambda gb: f"{gb} GB",
         )
@@ -181,46 +187,61 @@ with layout.controls:
         )
     device_total = backend.state().device_total
 
-    if not state.get("memory.opened"):
-        # Arrive on the first guided scenario already run: the chart has something to show.
-        state["memory.opened"] = True
-        run_guided(state.get("memory.scenario", FIRST_SCENARIO))
-
     tab_scen, tab_alloc, tab_held, tab_cache = st.tabs(["Scenario", "Allocate", "Free", "Cache"])
     with tab_scen:
         key = st.selectbox(
             "Guided scenario",
             list(SCENARIOS),
             key="memory.scenario",
+            **BOUND,
             format_func=lambda k: SCENARIOS[k].name,
             help="Each scenario frees this session's tensors and empties the cache first, then "
             "runs its steps; the table below the chart lists them.",
         )
+        if not state.get("memory.opened"):
+            # Arrive on the chosen guided scenario (the first one, or a lesson link's) already
+            # run: the chart has something to show. After the select box, which reads the link.
+            state["memory.opened"] = True
+            run_guided(key)
         if st.button("Run scenario", key="memory.run_scenario", type="primary"):
             run_guided(key)
             st.rerun()
 
     with tab_alloc:
         mode = st.radio(
-            "Request by", ["size", "shape + dtype"], key="memory.alloc_mode", horizontal=True
+            "Request by",
+            ["size", "shape + dtype"],
+            key="memory.alloc_mode",
+            **BOUND,
+            horizontal=True,
         )
         c1, c2 = st.columns(2)
         if mode == "size":
             # no min_value: the browser would silently keep the old value for -5 (issue 12);
             # the core refuses it with a message instead
             size = c1.number_input(
-                "Size", value=None, step=1.0, key="memory.size", format="%g", placeholder="4"
+                "Size",
+                value=None,
+                step=1.0,
+                key="memory.size",
+                **BOUND,
+                format="%g",
+                placeholder="4",
             )
             unit = c2.selectbox(
                 "Unit",
                 list(UNITS),
                 index=0,
                 key="memory.unit",
+                **BOUND,
                 help="Binary units: 1 KB = 1024 B, as torch reports them.",
             )
         else:
-            shape_text = c1.text_input("Shape", "1024, 1024", key="memory.shape")
-            dtype = c2.selectbox("dtype", list(DTYPES), key="memory.dtype")
+            reject_unusable_link_value("memory.shape", is_usable_shape)
+            shape_text = c1.text_input(
+                "Shape", "1024, 1024", max_chars=SHAPE_MAX_CHARS, key="memory.shape", **BOUND
+            )
+            dtype = c2.selectbox("dtype", list(DTYPES), key="memory.dtype", **BOUND)
         if st.button("Allocate", key="memory.allocate", type="primary"):
             try:
                 if mode == "size":
@@ -244,6 +265,8 @@ with layout.controls:
     with tab_held:
         held = ledger.held(backend.key)
         options = {h.id: h for h in held}
+        # Not bound to the URL: the choices are this session's own tensors, which a link's
+        # reader does not hold (ids name nothing there), and freeing needs a click anyway.
         if "memory.free_select" in state:  # drop tensors freed since the last run
             state["memory.free_select"] = [i for i in state["memory.free_select"] if i in options]
         selected = st.multiselect(
@@ -287,18 +310,19 @@ with layout.controls:
         # Off by default on the simulated GPU: it changes only when this session acts, and
         # every action redraws the chart, so a timer would only spend the server's CPU (a
         # rerun a second per student) to move the time axis. A real GPU refreshes by itself.
-        state.setdefault("memory.live", not backend.simulated)
         live = st.toggle(
             "Live",
+            value=not backend.simulated,
             key="memory.live",
+            **BOUND,
             help="Redraw the chart every interval. Off by default on the simulated GPU, which "
             "changes only when you act.",
         )
         # the floor keeps 50 viewers within one core (core.live_sampler.MIN_INTERVAL_S)
         interval = st.slider(
-            "Refresh every (s)", MIN_INTERVAL_S, 5.0, 1.0, step=0.5, key="memory.interval"
+            "Refresh every (s)", MIN_INTERVAL_S, 5.0, 1.0, step=0.5, key="memory.interval", **BOUND
         )
-        window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window")
+        window = st.slider("Window (s)", 10, 600, 120, step=10, key="memory.window", **BOUND)
     # A hidden browser tab stops its timer: the tab reports hiding and showing (a full rerun),
     # and the fragment below gets no run_every while hidden (issue 13: a tab nobody looks at
     # costs the server nothing).
@@ -433,10 +457,8 @@ def _fragmentation_tab() -> None:
 
 def _stats_tab() -> None:
     """The memory_stats() counters."""
-    # defaults of widgets in lazy tabs go in through the session state, in the run that draws
-    # them: they are forgotten while the tab is closed and restored (no warning) when it reopens
-    state.setdefault("memory.stats_nonzero", True)
-    nonzero = st.checkbox("Only non-zero values", key="memory.stats_nonzero")
+    # a lazy tab: persist_state keeps the value while the tab is closed
+    nonzero = st.checkbox("Only non-zero values", True, key="memory.stats_nonzero", **BOUND)
     rows = [{"key": k, "value": v} for k, v in now_state.stats.items() if v or not nonzero]
     st.dataframe(pd.DataFrame(rows, columns=["key", "value"]), hide_index=True)
 
@@ -492,6 +514,7 @@ with layout.details:
     tab_map, tab_frag, tab_stats, tab_proc = st.tabs(
         ["Segment map", "Fragmentation", "memory_stats", "Processes (NVML)"],
         key="memory.allocator_tab",
+        bind="query-params",
         on_change="rerun",
     )
     with tab_map:
@@ -571,12 +594,12 @@ def _no_grad_tab() -> None:
     )
     notes_citation("004:49-53", verbatim=False)
     c1, c2, c3 = st.columns(3)
-    # lazy tab: defaults through the session state, in the run that draws the widgets
-    for name, default in (("nograd_batch", 8), ("nograd_size", 32), ("nograd_batches", 3)):
-        state.setdefault(f"memory.{name}", default)
-    ng_batch = c1.slider("Batch size", 1, 64, key="memory.nograd_batch")
-    ng_size = c2.select_slider("Image size", [16, 32, 64, 128], key="memory.nograd_size")
-    ng_batches = c3.slider("Batches kept", 1, 8, key="memory.nograd_batches")
+    # a lazy tab: persist_state keeps these values while the tab is closed
+    ng_batch = c1.slider("Batch size", 1, 64, 8, key="memory.nograd_batch", **BOUND)
+    ng_size = c2.select_slider(
+        "Image size", [16, 32, 64, 128], 32, key="memory.nograd_size", **BOUND
+    )
+    ng_batches = c3.slider("Batches kept", 1, 8, 3, key="memory.nograd_batches", **BOUND)
     ng_device = settings.device if has_gpu else "cpu"
     with st.spinner("Evaluating ..."):
         demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
@@ -629,8 +652,7 @@ def _map_location_tab() -> None:
         "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
     )
     notes_citation("000:63", verbatim=False)
-    state.setdefault("memory.load_world", 4)  # lazy tab: see _no_grad_tab
-    world = st.slider("DDP workers (processes)", 1, 8, key="memory.load_world")
+    world = st.slider("DDP workers (processes)", 1, 8, 4, key="memory.load_world", **BOUND)
     load = _map_location(world)
     if load.rewritten:
         st.info(
@@ -731,6 +753,7 @@ with layout.details:
             "cuDNN error (002:1360)",
         ],
         key="memory.notes_tab",
+        bind="query-params",
         on_change="rerun",  # lazy: only the open tab runs
     )
     with tab_rule:

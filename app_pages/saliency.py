@@ -20,9 +20,9 @@ from ui.charts import show_chart
 from ui.code import show_code
 from ui.image_input import image_input
 from ui.lesson import lesson_layout
+from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 
 #: A run expected to take longer than this (seconds) waits for a click, with its time announced.
 HEAVY_S = 3.0
@@ -45,19 +45,9 @@ layout = lesson_layout(
     "with respect to each input pixel, on the picture the model actually sees.",
 )
 settings = current_settings()
-# Value widgets (not buttons, uploads or tabs) come back as the user left them after a visit
-# to another page, or after switching the method away and back. The target radio and class box
-# are not listed: restoring them through the Session State API while also giving them a default
-# made the box show one class while the map explained another (issue 12); they take their
-# value from "saliency._target" as their default instead (see _target_widgets).
-keep_widget_state(
-    f"saliency.{name}"
-    for name in (
-        "model_source", "model", "architecture", "recipe", "method",
-        "objective", "reduce", "n", "sigma", "steps", "baseline", "percentile", "alpha",
-        "colormap", "sanity_layers",
-    )
-)  # fmt: skip
+# Every value control is bound to the URL (**BOUND): a link opens this view, and a control keeps
+# its value after a visit to another page or while it is hidden (another method, the notes'
+# recipe, the upload step). Buttons and the model upload are not carried by a link.
 
 
 @dataclass
@@ -159,6 +149,43 @@ def _shared_saliency(
     return _compute(_model, _x, target, method, _params, _label)
 
 
+def _randomize(model, x, target: int, method: str, k: int, percentile: float, params: dict):
+    """core.saliency.randomization_test of the top ``k`` layers, with a progress bar."""
+    bar = st.progress(0.0, text="Randomizing ...")
+    try:
+        return S.randomization_test(
+            model,
+            x,
+            target,
+            method,
+            k,
+            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
+            percentile=percentile,
+            **params,
+        )
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _shared_sanity(
+    model_key: str,
+    image_digest: str,
+    target: int,
+    method: str,
+    params_key: tuple,
+    k: int,
+    percentile: float,
+    _model,
+    _x: torch.Tensor,
+    _params: dict,
+) -> S.RandomizationResult:
+    # One sanity check per (model, image, class, method and its parameters, layers, percentile)
+    # for the whole server, like the maps: a class opening a lesson link with the test on runs it
+    # once. (The random weights come from the seed in params_key.)
+    return _randomize(_model, _x, target, method, k, percentile, _params)
+
+
 def _fail(message: str, hint: str) -> None:
     layout.figure.error(f"{message}\n\n**What to change:** {hint}", icon=":material/error:")
     st.stop()
@@ -167,31 +194,24 @@ def _fail(message: str, hint: str) -> None:
 def _target_widgets(top1: int, num_classes: int, categories: list[str]) -> int:
     """The "Explain" radio and class box; returns the class to explain.
 
-    Their last values live in "saliency._target" and come back as the widgets' *defaults*
-    (index=), never through the Session State API, so what a freshly drawn widget shows (after
-    the upload step hid it, or a page switch) is always what the map explains.
+    Both are bound to the URL (``?saliency.target_class=292: tiger``) and keep their values while
+    hidden (the upload step, a page switch) through Streamlit's own persistence, which also tells
+    the browser the kept value, so the box always shows the class the map explains (issue 12).
+    Their defaults are fixed (the predicted class): a default that followed the last choice would
+    leave that choice out of the link.
     """
-    store = st.session_state.setdefault("saliency._target", {"mode": TARGET_MODES[0], "cls": None})
-    mode = st.radio(
-        "Explain",
-        TARGET_MODES,
-        index=TARGET_MODES.index(store["mode"]),
-        horizontal=True,
-        key="saliency.target_mode",
-    )
-    store["mode"] = mode
+    mode = st.radio("Explain", TARGET_MODES, horizontal=True, key="saliency.target_mode", **BOUND)
     if mode == TARGET_MODES[0]:
         target = top1
     else:
-        kept = store["cls"]
         target = st.selectbox(
             "Class (type to search)",
             list(range(num_classes)),
-            index=kept if isinstance(kept, int) and 0 <= kept < num_classes else top1,
+            index=top1,
             format_func=lambda i: f"{i}: {categories[i]}",
             key="saliency.target_class",
+            **BOUND,
         )
-        store["cls"] = int(target)
     st.caption(f"Explaining class {target}: **{categories[target]}**")
     return int(target)
 
@@ -208,9 +228,14 @@ with details:
 # ---------------------------------------------------------------- classifier (in the details)
 with setup_area:
     st.header("Classifier and preprocessing", anchor=False)
-    changed = (
-        st.session_state.get("saliency.model_source", "From the registry") != "From the registry"
-        or st.session_state.get("saliency.model", "efficientnet_lite0") != "efficientnet_lite0"
+    # Open when the classifier is not the default one; a link's value is in the URL (defaults
+    # never are) before the control has read it.
+    changed = any(
+        key in st.query_params or st.session_state.get(key, default) != default
+        for key, default in (
+            ("saliency.model_source", "From the registry"),
+            ("saliency.model", "efficientnet_lite0"),
+        )
     )
     with st.expander("Classifier: choose a model or upload your own", expanded=changed):
         source = st.radio(
@@ -218,6 +243,7 @@ with setup_area:
             ["From the registry", "Upload your own"],
             horizontal=True,
             key="saliency.model_source",
+            **BOUND,
         )
         loaded: M.LoadedModel | None = None
         warm_ms: float | None = None
@@ -225,16 +251,18 @@ with setup_area:
         architecture = None
         if source == "From the registry":
             entries = {entry.spec.name: entry for entry in M.list_models()}
+            missing = [entry.spec.title for entry in entries.values() if not entry.available]
+            # The option text is the link's value, so it names the model only: whether its
+            # weights are here differs between machines, and a link must open on every one.
             name = st.selectbox(
                 "Model",
                 list(entries),
-                format_func=lambda n: (
-                    entries[n].spec.title
-                    + ("" if entries[n].available else " (unavailable offline)")
-                ),
+                format_func=lambda n: entries[n].spec.title,
                 key="saliency.model",
+                **BOUND,
                 help="EfficientNet-Lite0 ships with a pip package and always works offline. "
-                "torchvision models need their weight file in the local torch hub cache.",
+                "torchvision models need their weight file in the local torch hub cache."
+                + (f" Unavailable offline here: {', '.join(missing)}." if missing else ""),
             )
             entry = entries[name]
             if not entry.available:
@@ -269,6 +297,7 @@ with setup_area:
                 list(M.CUSTOM_ARCHITECTURES),
                 index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
                 key="saliency.architecture",
+                **BOUND,
                 help="A state_dict is loaded into this architecture with strict key checking. "
                 "A TorchScript file brings its own architecture; its input is preprocessed the "
                 "way this architecture expects.",
@@ -353,6 +382,7 @@ with layout.controls:
         format_func=RECIPE_NAMES.get,
         horizontal=True,
         key="saliency.recipe",
+        **BOUND,
         help="The app's: " + S.RECIPES["app"] + ". The notes': " + S.RECIPES["notes"] + ", "
         "the code in the notes (000:2) reproduced exactly: vanilla gradient of the loss, sum of "
         "|grad| over R, G, B, then cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8.",
@@ -366,17 +396,20 @@ with layout.controls:
             list(S.METHODS),
             format_func=METHOD_NAMES.get,
             key="saliency.method",
+            **BOUND,
             help=" · ".join(S.METHODS.values()),
         )
     if method == "smoothgrad":
-        n = st.slider("Noisy samples n", 1, 50, 25, key="saliency.n")
+        n = st.slider("Noisy samples n", 1, 50, 25, key="saliency.n", **BOUND)
         sigma = st.slider(
-            "Noise sigma", 0.0, 0.5, 0.15, 0.01, key="saliency.sigma",
+            "Noise sigma", 0.0, 0.5, 0.15, 0.01, key="saliency.sigma", **BOUND,
             help="Standard deviation of the noise, as a fraction of the input range.",
         )  # fmt: skip
     elif method == "integrated_gradients":
-        steps = st.slider("Steps on the path", 4, 128, 32, key="saliency.steps")
-        baseline = st.radio("Baseline", list(S.BASELINES), horizontal=True, key="saliency.baseline")
+        steps = st.slider("Steps on the path", 4, 128, 32, key="saliency.steps", **BOUND)
+        baseline = st.radio(
+            "Baseline", list(S.BASELINES), horizontal=True, key="saliency.baseline", **BOUND
+        )
     with st.expander("Map options"):
         if recipe != "notes":
             objective = st.radio(
@@ -384,6 +417,7 @@ with layout.controls:
                 list(S.OBJECTIVES),
                 format_func={"logit": "class score (Simonyan)", "loss": "loss (notes)"}.get,
                 key="saliency.objective",
+                **BOUND,
                 help="Backpropagate the class score (logit), or the cross-entropy loss for the "
                 "explained class as the notes do.",
             )
@@ -392,16 +426,17 @@ with layout.controls:
                 list(S.REDUCTIONS),
                 format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
                 key="saliency.reduce",
+                **BOUND,
             )
         if recipe == "notes":
             percentile = S.NOTES_PERCENTILE
             st.caption(f"Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)")
         else:
             percentile = st.slider(
-                "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile"
+                "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile", **BOUND
             )
-        alpha = st.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha")
-        colormap = st.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap")
+        alpha = st.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha", **BOUND)
+        colormap = st.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap", **BOUND)
 
 # ---------------------------------------------------------------- compute (shared cache)
 params = dict(
@@ -434,8 +469,12 @@ in_session = session_cached is not None and session_cached[0] == cache_key
 
 figure_slot = layout.figure.empty()
 heavy = estimate.images > HEAVY_MIN_IMAGES and estimate.seconds > HEAVY_S
-if heavy and not (already_made or in_session):
-    # Long runs wait for a click and say their time first; everything else stays usable.
+# The view a session arrives at (a lesson link's settings, or the defaults) is computed at once,
+# heavy or not: whoever made the link chose it, and a class opening the same link shares one run.
+arriving = not st.session_state.get("saliency._arrived", False)
+st.session_state["saliency._arrived"] = True
+if heavy and not (already_made or in_session or arriving):
+    # Later changes that make a run long wait for a click and say their time first.
     with figure_slot.container():
         st.image(
             view,
@@ -674,31 +713,45 @@ with sanity_area:
             len(layer_names),
             min(len(layer_names), 6),
             key="saliency.sanity_layers",
+            **BOUND,
         )
         st.caption(
             f"{k + 1} saliency maps = {(k + 1) * result.images} images through the model with "
             f"the current method, about {(k + 1) * estimate.seconds:.0f} s."
         )
-        if st.button("Run the sanity check", key="saliency.sanity_run", type="primary"):
-            bar = st.progress(0.0, text="Randomizing ...")
-            try:
-                sanity = S.randomization_test(
-                    loaded.model,
-                    x,
-                    int(target),
-                    method,
-                    k,
-                    progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
-                    percentile=percentile,
-                    **params,
-                )
-                st.session_state["saliency._sanity"] = (cache_key, k, sanity)
-            except (ValueError, RuntimeError) as error:
-                st.error(f"{error}\n\n**What to change:** try fewer layers or the vanilla method.")
-            bar.empty()
+        # A toggle, not a button, so a lesson link can open the page with the test run
+        # (?saliency.sanity=true); while it is on, every rerun shows the test for the current
+        # settings, from the shared cache (or this session's, for an uploaded model) when the
+        # map, class and layers are unchanged.
+        run_sanity = st.toggle(
+            "Run the randomisation test",
+            value=False,
+            key="saliency.sanity",
+            **BOUND,
+            help="Recomputed whenever the map, the class or the number of layers changes while "
+            "this is on.",
+        )
+        sanity_key = (cache_key, int(k), float(percentile))
         stored = st.session_state.get("saliency._sanity")
-        if stored is not None and stored[0] == cache_key:
-            sanity: S.RandomizationResult = stored[2]
+        if run_sanity and (stored is None or stored[0] != sanity_key):
+            try:
+                if shared:
+                    outcome = _shared_sanity(
+                        model_key, image_digest, int(target), method, params_key, int(k),
+                        float(percentile), loaded.model, x, params,
+                    )  # fmt: skip
+                else:
+                    outcome = _randomize(
+                        loaded.model, x, int(target), method, int(k), float(percentile), params
+                    )
+            except (ValueError, RuntimeError) as error:
+                outcome = str(error)
+            stored = (sanity_key, outcome)
+            st.session_state["saliency._sanity"] = stored
+        if run_sanity and isinstance(stored[1], str):
+            st.error(f"{stored[1]}\n\n**What to change:** try fewer layers or the vanilla method.")
+        elif run_sanity:
+            sanity: S.RandomizationResult = stored[1]
             steps_axis = list(range(len(sanity.layers) + 1))
             fig = go.Figure(
                 go.Scatter(
@@ -742,8 +795,6 @@ with sanity_area:
                     f"{sanity.layers[i]}.",
                     width="stretch",
                 )
-        elif stored is not None:
-            st.caption("The settings changed since the last run: run the sanity check again.")
 
 # ---------------------------------------------------------------- details: the notes' recipe
 with notes_area:

@@ -18,9 +18,9 @@ from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.image_input import UPLOAD, image_input
 from ui.lesson import lesson_layout
+from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
-from ui.state import keep_widget_state
 
 DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
 SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
@@ -35,24 +35,25 @@ DIFF_COLORSCALE = [
     [i / (len(plotly.colors.sequential.Inferno) - 1), "rgb(0, 0, 4)" if c == "#000004" else c]
     for i, c in enumerate(plotly.colors.sequential.Inferno)
 ]
-# Inputs of the controls that are hidden by another choice (the other ways to define M, a
-# non-custom output size). Streamlit drops the state of widgets a run does not draw, so without
-# this a user's slider settings, points or matrix are reset after a look at another tab.
-KEPT_STATE = (
-    *(f"warp.{name}" for name in ("angle", "scale", "shear_x", "shear_y", "tx", "ty", "cx", "cy")),
-    "warp.matrix_text",
-    *(f"warp.p{i}_{c}" for i in range(3) for c in ("sx", "sy", "dx", "dy")),
-    "warp.out_w",
-    "warp.out_h",
-    # ... and the visible choices, so that a visit to another page keeps them too.
-    "warp.definition",
-    "warp.size_mode",
-    "warp.mode",
-    "warp.padding",
-    "warp.align_corners",
-    "warp.notes",
-)
-keep_widget_state(KEPT_STATE)
+# A matrix is a few dozen characters, a pasted NumPy array a few hundred: longer text (a link
+# can carry any) is not a matrix.
+MATRIX_MAX_CHARS = 400
+
+
+def matrix_text_is_usable(text: str) -> bool:
+    """Whether a link's ``warp.matrix_text`` is six numbers the page can show M for.
+
+    Text that does not parse (a word, five numbers, 10,000 characters) is not: the control opens
+    at its default. Six numbers that make no usable M (singular, NaN) are: the page says why, as
+    it does for a typed matrix, which is the point of such a link.
+    """
+    if len(text) > MATRIX_MAX_CHARS:
+        return False
+    try:
+        warp.parse_matrix_text(text)
+    except ValueError as error:
+        return "is not a number" not in str(error) and "needs 6 numbers" not in str(error)
+    return True
 
 
 def matrix_markdown(name: str, value: np.ndarray) -> str:
@@ -352,6 +353,7 @@ with layout.controls:
         "Notes' theta",
         value=False,
         key="warp.notes",
+        **BOUND,
         help=f"Use the notes' affine2theta ({cite('000:18')}) instead of the correct "
         "conversion. It normalizes with x_n = 2x/W - 1, which is half a pixel off with "
         "align_corners=False. Switch it on to see the error appear.",
@@ -360,6 +362,7 @@ with layout.controls:
         "align_corners",
         value=False,
         key="warp.align_corners",
+        **BOUND,
         help="Passed to F.affine_grid and F.grid_sample: are −1 and 1 the centres of the corner "
         "pixels (True) or the outer edges of the image (False)?",
     )
@@ -367,19 +370,25 @@ with layout.controls:
         "Define M with",
         DEFINITIONS,
         key="warp.definition",
+        **BOUND,
         help="M is OpenCV's 2x3 matrix: source pixel -> destination pixel.",
     )
     try:
         if definition == "Sliders":
-            angle = st.slider("Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle")
-            scale = st.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale")
+            angle = st.slider(
+                "Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle", **BOUND
+            )
+            scale = st.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale", **BOUND)
         elif definition == "Matrix entries":
             default = warp.matrix_from_params(15, 0.9, center=((src_w - 1) / 2, (src_h - 1) / 2))
+            reject_unusable_link_value("warp.matrix_text", matrix_text_is_usable)
             text = st.text_area(
                 "M (two rows of three)",
                 value="\n".join("  ".join(f"{v:.6g}" for v in row) for row in default),
                 height=90,
+                max_chars=MATRIX_MAX_CHARS,
                 key="warp.matrix_text",
+                **BOUND,
                 help="Two rows a b c / d e f: x' = a·x + b·y + c and y' = d·x + e·y + f, in "
                 "pixels. Brackets and commas are fine: paste a NumPy array straight from Python.",
             )
@@ -388,8 +397,8 @@ with layout.controls:
             st.caption("Edit the three point pairs below the picture (section 1).")
     except ValueError as error:
         definition_error = str(error)
-    mode = st.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode")
-    padding_mode = st.selectbox("Padding", warp.PADDING_MODES, key="warp.padding")
+    mode = st.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode", **BOUND)
+    padding_mode = st.selectbox("Padding", warp.PADDING_MODES, key="warp.padding", **BOUND)
 
 # ------------------------------------------------------------------------------------------
 # Details, section 1 (continued): the rarely used inputs of M, and the output size
@@ -399,12 +408,12 @@ with layout.details:
         if definition == "Sliders":
             st.markdown("**More of M** (shear, translation and the centre of rotation)")
             c2, c3, c4 = st.columns(3)
-            shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x")
-            shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y")
-            tx = c3.slider("Translate x (% of W)", -100, 100, 0, 1, key="warp.tx")
-            ty = c3.slider("Translate y (% of H)", -100, 100, 0, 1, key="warp.ty")
-            cx = c4.slider("Centre x (% of W)", 0, 100, 50, 1, key="warp.cx")
-            cy = c4.slider("Centre y (% of H)", 0, 100, 50, 1, key="warp.cy")
+            shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x", **BOUND)
+            shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y", **BOUND)
+            tx = c3.slider("Translate x (% of W)", -100, 100, 0, 1, key="warp.tx", **BOUND)
+            ty = c3.slider("Translate y (% of H)", -100, 100, 0, 1, key="warp.ty", **BOUND)
+            cx = c4.slider("Centre x (% of W)", 0, 100, 50, 1, key="warp.cx", **BOUND)
+            cy = c4.slider("Centre y (% of H)", 0, 100, 50, 1, key="warp.cy", **BOUND)
             centre = (cx / 100 * (src_w - 1), cy / 100 * (src_h - 1))
             st.caption(
                 f"M = T({tx / 100 * src_w:.1f}, {ty / 100 * src_h:.1f} px) · "
@@ -436,7 +445,11 @@ with layout.details:
                 ):
                     values.append(
                         col.number_input(
-                            label, value=float(default_value), step=1.0, key=f"warp.{name}"
+                            label,
+                            value=float(default_value),
+                            step=1.0,
+                            key=f"warp.{name}",
+                            **BOUND,
                         )
                     )
                 src_pts.append(values[:2])
@@ -445,11 +458,17 @@ with layout.details:
     except ValueError as error:
         definition_error = str(error)
 
-    size_mode = st.radio("Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode")
+    size_mode = st.radio(
+        "Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode", **BOUND
+    )
     if size_mode == "Custom":
         s1, s2 = st.columns(2)
-        out_w = s1.number_input("Output width", min_value=0, value=src_w, step=1, key="warp.out_w")
-        out_h = s2.number_input("Output height", min_value=0, value=src_h, step=1, key="warp.out_h")
+        out_w = s1.number_input(
+            "Output width", min_value=0, value=src_w, step=1, key="warp.out_w", **BOUND
+        )
+        out_h = s2.number_input(
+            "Output height", min_value=0, value=src_h, step=1, key="warp.out_h", **BOUND
+        )
     else:
         factor = {"Same as input": 1.0, "Half (shrink)": 0.5, "Double (enlarge)": 2.0}[size_mode]
         out_w, out_h = max(1, round(src_w * factor)), max(1, round(src_h * factor))

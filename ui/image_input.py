@@ -14,7 +14,7 @@ from core.images import (
     list_samples,
     load_sample,
 )
-from ui.state import keep_widget_state
+from ui.links import BOUND
 
 SAMPLE = "Bundled sample"
 UPLOAD = "Upload a file"
@@ -48,13 +48,13 @@ def image_input(
     value is ``None`` whenever there is no usable image.
     """
     samples = list_samples()
-    # The upload itself cannot be restored by Streamlit; the source and sample choice can.
-    keep_widget_state([f"{key}.source", f"{key}.sample"])
+    # The source and sample choice are in the URL and survive page switches; an upload cannot be.
     source = st.radio(
         label,
         [SAMPLE, UPLOAD],
         horizontal=True,
         key=f"{key}.source",
+        **BOUND,
         help="Samples ship inside the scikit-image package, so they work offline.",
     )
     if source == SAMPLE:
@@ -62,7 +62,7 @@ def image_input(
             st.error("No bundled samples were found: is scikit-image installed?")
             return None
         index = samples.index(default_sample) if default_sample in samples else 0
-        name = st.selectbox("Sample image", samples, index=index, key=f"{key}.sample")
+        name = st.selectbox("Sample image", samples, index=index, key=f"{key}.sample", **BOUND)
         decoded = _cached_sample(name, max_side)
     else:
         uploaded = st.file_uploader(

@@ -3,8 +3,8 @@
 :func:`render_notes_demos` draws, for each demo of :mod:`core.indexing_pitfalls`, where it
 comes from in the notes, the snippet, what it printed or raised just now, and the verdict
 read from that run; the "notes say / PyTorch today does" callouts sit in the tab they belong
-to. Widget keys start with ``indexing.notes_demos.``; :data:`WIDGET_KEYS` lists the value
-widgets for :func:`ui.state.keep_widget_state`.
+to. Widget keys start with ``indexing.notes_demos.``; every value widget and the demo tabs are
+bound to the URL (:data:`ui.links.BOUND`), so a link can open one demo with its choices.
 """
 
 from __future__ import annotations
@@ -15,22 +15,10 @@ import streamlit as st
 
 from core import indexing_pitfalls as ip
 from core.notes import NotesCallout, cite
+from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 
 K = "indexing.notes_demos"
-#: The value widgets this section draws (for ``keep_widget_state``).
-WIDGET_KEYS: tuple[str, ...] = tuple(
-    f"{K}.{name}"
-    for name in (
-        "one_value",
-        "zero_dim_case",
-        "view_shape",
-        "view_perm",
-        "view_target",
-        "inplace_variant",
-        "new_zeros_row",
-    )
-)
 
 #: zero_dim_case option -> (tmp_a values, label)
 _ZERO_DIM_CASES: dict[str, tuple[tuple[int, ...], str]] = {
@@ -144,6 +132,7 @@ def _tab_comparison() -> None:
         key=f"{K}.one_value",
         format_func=lambda v: f"one = torch.tensor([{v}])",
         help="On a one-element tensor the wrong forms do not raise: are they right?",
+        **BOUND,
     )
     _draw_demo(_comparison_demo(int(one_value)))
 
@@ -156,6 +145,7 @@ def _tab_zero_dim(callouts: dict[str, NotesCallout]) -> None:
         key=f"{K}.zero_dim_case",
         format_func=lambda c: _ZERO_DIM_CASES[c][1],
         horizontal=True,
+        **BOUND,
     )
     _draw_demo(_zero_dim_demo(_ZERO_DIM_CASES[case][0]))
     notes_callout(callouts["zero_dim_mask_recipe"])
@@ -177,6 +167,7 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
         ip.VIEW_SHAPES,
         key=f"{K}.view_shape",
         format_func=_shape_label,
+        **BOUND,
     )
     perms = ip.permutations_of(len(shape))
     _valid_choice(f"{K}.view_perm", perms)
@@ -185,6 +176,7 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
         perms,
         key=f"{K}.view_perm",
         format_func=lambda p: f"permute({_args(p)})",
+        **BOUND,
     )
     permuted = tuple(shape[p] for p in perm)
     targets = ip.reshape_targets(permuted)
@@ -194,6 +186,7 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
         targets,
         key=f"{K}.view_target",
         format_func=lambda t: f"view / reshape({_args(t)})",
+        **BOUND,
     )
     try:
         demo = _view_reshape_demo(tuple(shape), tuple(perm), tuple(target))
@@ -227,6 +220,7 @@ def _tab_inplace() -> None:
         list(ip.INPLACE_VARIANTS),
         key=f"{K}.inplace_variant",
         format_func=lambda v: ip.INPLACE_VARIANTS[v][2],
+        **BOUND,
     )
     demo = _inplace_demo(variant)
     st.caption(
@@ -243,6 +237,7 @@ def _tab_new_zeros() -> None:
         ip.NEW_ZEROS_ROWS,
         key=f"{K}.new_zeros_row",
         format_func=lambda r: f"row {r}" + (" (the notes' example)" if r == 2 else ""),
+        **BOUND,
     )
     _draw_demo(_new_zeros_demo(int(row)))
 
@@ -264,7 +259,9 @@ def render_notes_demos() -> None:
             "view vs reshape",
             "in-place + backward",
             "new_zeros",
-        ]
+        ],
+        key=f"{K}.tab",
+        bind="query-params",  # a link can open one demo; every tab's content is still drawn
     )
     with tabs[0]:
         _tab_item(callouts)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.environment import available_devices
 from core.seeding import MAX_SEED, seed_everything
+from ui.links import BOUND
 
 DEVICE_KEY = "sidebar.device"
 SEED_KEY = "sidebar.seed"
@@ -34,6 +35,7 @@ def render_sidebar() -> Settings:
             "Device",
             devices,
             key=DEVICE_KEY,
+            **BOUND,
             help="`cpu` is always there; `cuda:N` appears only when PyTorch sees GPU N.",
         )
         seed = st.number_input(
@@ -43,12 +45,14 @@ def render_sidebar() -> Settings:
             value=DEFAULT_SEED,
             step=1,
             key=SEED_KEY,
+            **BOUND,
             help="Seeds random, numpy and torch (CPU and CUDA) at the start of every run.",
         )
         cudnn = st.toggle(
             "cuDNN deterministic",
             value=False,
             key=CUDNN_KEY,
+            **BOUND,
             help="The notes' switches (004:23, 004:26): torch.backends.cudnn.deterministic = "
             "True and benchmark = False, applied with the seed at the start of every run. "
             "Slower convolutions on a GPU; no effect on the CPU. Off restores PyTorch's "

@@ -12,7 +12,7 @@ from tests.app.conftest import open_tab
 
 NOTES_TAB = "batchnorm.notes_tab"
 
-STEPS_KEY = "batchnorm._steps_done"
+STEPS_KEY = "batchnorm.steps"
 DEFAULT_STEPS = 60  # app_pages/batchnorm.py: the page opens on a layer trained this many steps
 
 
@@ -376,3 +376,188 @@ def test_notes_demos_run_only_when_open(page):
     open_tab(at, NOTES_TAB, "Evaluating twice")
     assert at.number_input(key="batchnorm.eval_batch").value == 6
     assert all("Session State" not in w.value for w in at.warning)
+
+
+# ------------------------------------------------------------------------------------------
+# Lesson links (issue 14): every control is in the URL, and a link opens the same view cold
+# ------------------------------------------------------------------------------------------
+
+
+def open_link(params: dict[str, str]):
+    """Open the page COLD with ``params`` in the URL, as a student clicking a link would."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page("app_pages/batchnorm.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    return at
+
+
+def eval_verdict(at) -> str:
+    """Section 1's verdict: which statistics train() and eval() used, with the numbers."""
+    boxes = (*at.success, *at.warning, *at.info)
+    return " ".join(e.value for e in boxes if "**eval()**" in e.value)
+
+
+def core_running_mean(steps: int, channel: int, seed: int, *, momentum: float | None = 0.1,
+                      mean=(2.0, -1.0, 0.5)) -> float:
+    """running_mean of ``channel`` after ``steps`` steps on the page's default stream, by core."""
+    from core import batchnorm as bn
+
+    history = bn.simulate(bn.Stream(mean=mean, std=(3.0, 0.5, 1.0)), steps, 16, spatial=(4, 4),
+                          momentum=momentum, eps=1e-5, affine=True, track_running_stats=True,
+                          seed=seed)
+    return history.state.running_mean[channel].item()
+
+
+LINK = {
+    "batchnorm.steps": "10",
+    "batchnorm.momentum": "0.3",
+    "batchnorm.channel": "1",
+    "batchnorm.mean": "1, -2, 0.5",
+    "batchnorm.module_tab": "Update formulas",
+}
+
+
+def test_cold_link_shows_what_the_same_controls_compute(page):
+    """A link with the step count, momentum, plotted channel, a text control and a tab opens on
+    the numbers the same controls give when set by hand, which are core's numbers."""
+    linked = open_link(LINK)
+    assert not linked.toast  # the link was used whole
+    assert "**10** training steps" in texts(linked.markdown)
+
+    at = page  # a normal session: the same controls through the widgets
+    at.number_input(key="batchnorm.steps").set_value(10).run()
+    at.number_input(key="batchnorm.momentum").set_value(0.3).run()
+    at.selectbox(key="batchnorm.channel").select(1).run()
+    at.text_input(key="batchnorm.mean").input("1, -2, 0.5").run()
+    open_tab(at, "batchnorm.module_tab", "Update formulas")
+    assert not at.exception and not at.error
+
+    assert metrics(linked) == metrics(at)
+    assert eval_verdict(linked) == eval_verdict(at)
+    assert [e.value for e in linked.latex] == [e.value for e in at.latex]  # the update, live
+    expected = core_running_mean(10, 1, int(at.session_state["sidebar.seed"]), momentum=0.3,
+                                 mean=(1.0, -2.0, 0.5))
+    assert f"running_mean {expected:.4g}," in eval_verdict(linked)
+    assert any(f"= {expected:.4g}" in e.value for e in linked.latex)  # the last update's result
+
+
+@pytest.mark.parametrize("steps", [1, 10, 100])
+def test_lesson_eval_after_n_steps(steps):
+    """Lesson: eval() after 1, 10 and 100 steps: the running mean catches up with the stream."""
+    at = open_link({"batchnorm.steps": str(steps)})
+    expected = core_running_mean(steps, 0, int(at.session_state["sidebar.seed"]))
+    assert f"after {steps} tracked batches): running_mean {expected:.4g}," in eval_verdict(at)
+    assert len(values(chart_spec(at)["data"][0]["x"])) == steps  # the chart replays N steps
+    caught_up = "have caught up with the stream" in texts(at.success)
+    assert caught_up == (steps == 100)
+
+
+def test_lesson_keras_momentum():
+    """Lesson: Keras's default momentum 0.99 is PyTorch's 0.01, and it is slow."""
+    at = open_link({"batchnorm.momentum": "0.01", "batchnorm.steps": "100",
+                    "batchnorm.module_tab": "Keras momentum"})
+    assert "Current PyTorch momentum 0.01 ↔ Keras momentum **0.99**." in texts(at.markdown)
+    expected = core_running_mean(100, 0, int(at.session_state["sidebar.seed"]), momentum=0.01)
+    assert f"running_mean {expected:.4g}," in eval_verdict(at)
+    assert expected < 1.5  # far from the stream's mean 2 after 100 steps
+
+
+def test_lesson_track_running_stats_false():
+    """Lesson: without running statistics, eval() normalizes with the batch, exactly as train()."""
+    at = open_link({"batchnorm.steps": "1", "batchnorm.track": "false"})
+    assert metrics(at)["max |train − eval|"] == "0"
+    assert float(metrics(at)["eval() std"]) == pytest.approx(1.0, abs=1e-3)
+    tracked = open_link({"batchnorm.steps": "1"})
+    assert float(metrics(tracked)["max |train − eval|"]) > 1.0
+
+
+def test_train_step_reset_move_the_linked_step_count():
+    """The buttons change the bound control, so the URL always names the step shown."""
+    from core.batchnorm import MAX_STEPS
+
+    at = open_link({"batchnorm.steps": "10", "batchnorm.n_steps": "5"})
+    at.button(key="batchnorm.train").click().run()
+    assert at.number_input(key="batchnorm.steps").value == 15
+    assert "**15** training steps" in texts(at.markdown)
+    at.button(key="batchnorm.step").click().run()
+    assert at.number_input(key="batchnorm.steps").value == 16
+    at.number_input(key="batchnorm.steps").set_value(MAX_STEPS).run()
+    at.button(key="batchnorm.step").click().run()
+    assert at.number_input(key="batchnorm.steps").value == MAX_STEPS
+    assert "capped at" in texts(at.info)
+    at.button(key="batchnorm.reset").click().run()
+    assert at.number_input(key="batchnorm.steps").value == 0
+    assert not at.exception
+
+
+@pytest.mark.parametrize(("key", "text"), [
+    ("batchnorm.mean", "1, 2"),  # 2 values for 3 channels
+    ("batchnorm.std", "1, 0, 1"),  # a std of 0
+    ("batchnorm.mean", "7" * 10_000),  # far longer than max_chars
+], ids=["two-means-for-three-channels", "zero-std", "10000-chars"])
+def test_unusable_link_text_opens_at_the_default(key, text):
+    """Text the stream cannot use opens at the default with the notice, not at an error."""
+    at = open_link({key: text, "batchnorm.steps": "10"})
+    assert not at.error
+    assert at.text_input(key=key).value == ("2, -1, 0.5" if key.endswith("mean") else "3, 0.5, 1")
+    assert len(at.toast) == 1 and f"`{key}`" in at.toast[0].value
+    assert at.number_input(key="batchnorm.steps").value == 10  # the rest of the link is used
+
+
+def test_usable_link_text_is_checked_against_the_channels():
+    """The mean/std text check uses the channel count the same link sets."""
+    at = open_link({"batchnorm.channels": "4", "batchnorm.mean": "1, 2, 3, 4",
+                    "batchnorm.std": "0.5"})
+    assert not at.error and not at.toast
+    assert at.text_input(key="batchnorm.mean").value == "1, 2, 3, 4"
+
+
+# (key, widget kind, new value, lazy tab that draws it or None): one control per section.
+KEPT = [
+    ("batchnorm.steps", "number_input", 7, None),
+    ("batchnorm.momentum", "number_input", 0.25, None),
+    ("batchnorm.eps", "select_slider", 0.01, None),
+    ("batchnorm.mean", "text_input", "1, 1, 1", None),
+    ("batchnorm.keras_value", "number_input", 0.5, ("batchnorm.module_tab", "Keras momentum")),
+    ("batchnorm.formula_gamma", "number_input", -2.0, (NOTES_TAB, "The formula")),
+    ("batchnorm.loader_size", "number_input", 13, (NOTES_TAB, "A batch of one")),
+    ("batchnorm.eval_batch", "number_input", 6, (NOTES_TAB, "Evaluating twice")),
+]
+
+
+def click_tab(at, key: str, label: str):
+    """Open tab ``label`` as a click would. A click's value wins over the URL in a browser; in
+    AppTest a bound tab has no widget state to send, and once a page switch has put the tab in
+    the URL, AppTest re-sends that URL each run and it seeds the tab again over
+    ``at.session_state``. So the tab's parameter leaves the test's URL first."""
+    at.query_params.pop(key, None)
+    return open_tab(at, key, label)
+
+
+def test_controls_survive_a_page_switch(page):
+    """ui/state.py is gone: persist_state keeps every section's controls, lazy tabs included,
+    and the open tabs."""
+    at = page
+    for key, kind, value, tab in KEPT:
+        if tab:
+            click_tab(at, *tab)
+        widget = getattr(at, kind)(key=key)
+        (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
+    at.switch_page("app_pages/home.py").run()
+    assert not at.exception
+    at.switch_page("app_pages/batchnorm.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["batchnorm.module_tab"] == "Keras momentum"  # the last one opened
+    assert at.session_state[NOTES_TAB] == "Evaluating twice"
+    for key, kind, value, tab in KEPT:
+        if tab:
+            click_tab(at, *tab)
+        assert getattr(at, kind)(key=key).value == value, key
+    assert "**7** training steps" in texts(at.markdown)
+    assert "Current PyTorch momentum 0.25 ↔ Keras momentum **0.75**." in texts(at.markdown)

@@ -1,4 +1,4 @@
-"""AppTest for the Flow hole-filling page: default view, controls, and every bad input."""
+"""AppTest for the Flow hole-filling page: default view, controls, every bad input, lesson links."""
 
 from __future__ import annotations
 
@@ -9,17 +9,22 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from core.figure_style import decode_data_uri
 from core.flowfill import (
+    METHOD_CV2,
     NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
     NOTES_NUMPY_METHOD,
     NOTES_TORCH_METHOD,
+    FlowSpec,
+    build_flow,
+    run_method,
     save_flo,
     synthetic_flow,
 )
-from tests.app.conftest import open_tab
+from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_tab
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -412,3 +417,185 @@ def test_notes_switch_opens_the_comparison(flow_page):
     assert not at.exception
     assert at.session_state[TABS] == ACCURACY
     assert NOTES_TORCH_METHOD in list(at.dataframe[0].value["method"])
+
+
+# ---------------------------------------------------------------- Lesson links
+# Every value control is bound to the URL (issue 14): a link opens the view it names, and the
+# controls keep their values across a visit to another page (ui/links.BOUND).
+
+#: The border band is 40 px wide: at the default max_window 33 (reach 16 px) its inner part has
+#: no valid sample within the largest window; 129 (reach 64 px) reaches every hole.
+HOLE_LESSON = {"flow.mask": "Border band", "flow.hole_size": "40"}
+#: Compared on the holes: what the fill produced, not how long it took.
+RESULT_COLUMNS = ["method", "mean EPE on holes (px)", "median EPE on holes (px)", "NaN left"]
+
+
+def _cold(params: dict[str, str]) -> AppTest:
+    """Open the flow page in a fresh session from a link with ``params``, as a student would."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page("app_pages/flow.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    assert not at.error, _errors(at)
+    return at
+
+
+def _stayed_nan(at) -> int:
+    """The number of hole values the page says stayed NaN (Window sizes tab)."""
+    assert "flow.windows_summary" in _block_keys(at)  # where a browser test reads it
+    text = " ".join(m.value for m in at.markdown)
+    found = re.search(r"\*\*([\d,]+) hole values stayed NaN\*\*", text)
+    assert found, text
+    return int(found.group(1).replace(",", ""))
+
+
+def test_cold_link_shows_what_the_widgets_compute(open_page):
+    link = {**HOLE_LESSON, "flow.max_window": "17", "flow.notes": "false",
+            "flow.details_tab": ACCURACY}
+    cold = _cold(link)
+    assert cold.session_state[TABS] == ACCURACY  # the tab from the link, not the first one
+    assert dict(cold.query_params) == link  # every value was used, and kept in the URL
+    assert not cold.toast
+    linked = cold.dataframe[0].value[RESULT_COLUMNS]
+    # the same view set by hand, through the widgets, in a normal session
+    at = open_page("flow")
+    at.toggle(key="flow.notes").set_value(False)
+    at.selectbox(key="flow.mask").select("border").run()
+    at.slider(key="flow.hole_size").set_value(40)
+    at.select_slider(key="flow.max_window").set_value(17).run()
+    by_hand = _compare(at).dataframe[0].value[RESULT_COLUMNS]
+    assert linked.equals(by_hand), (linked, by_hand)
+    # and both are the real operation's numbers
+    seed = int(cold.number_input(key="sidebar.seed").value)
+    case = build_flow(FlowSpec(noise=0.2, mask="border", hole_size=40, seed=seed % 2**31))
+    direct = run_method(case, METHOD_CV2, max_window=17)
+    main = linked.iloc[0]
+    assert main["method"] == METHOD_CV2 and main["NaN left"] == direct.unfilled > 0
+    assert main["mean EPE on holes (px)"] == pytest.approx(direct.mean_epe, rel=1e-6)
+
+
+@pytest.mark.parametrize(("max_window", "unfilled"), [(None, True), ("129", False)])
+def test_lesson_hole_bigger_than_the_largest_window(max_window, unfilled):
+    # Lesson: a 40 px border band; at max_window 33 its inner part stays NaN and the page counts
+    # it; the same link with max_window=129 fills every hole.
+    link = dict(HOLE_LESSON, **({"flow.max_window": max_window} if max_window else {}))
+    at = _cold(link)
+    seed = int(at.number_input(key="sidebar.seed").value)
+    case = build_flow(FlowSpec(noise=0.2, mask="border", hole_size=40, seed=seed % 2**31))
+    direct = run_method(case, METHOD_CV2, max_window=int(max_window or 33))
+    assert f"{int(case.mask.sum()):,} holes" in " ".join(m.value for m in at.markdown)
+    assert _stayed_nan(at) == direct.unfilled
+    assert (direct.unfilled > 0) is unfilled
+    assert any("still NaN" in w.value for w in at.warning) is unfilled
+
+
+def test_lesson_large_windows_mix_motions():
+    # Lesson: on the piecewise field, max_window 129 averages across the motion boundary, so the
+    # gradual mean's error on the holes is about twice the default's.
+    base = {"flow.field": "piecewise", "flow.notes": "false", "flow.details_tab": ACCURACY}
+    epe = {}
+    for window in ("33", "129"):
+        at = _cold({**base, "flow.max_window": window} if window != "33" else base)
+        epe[window] = at.dataframe[0].value["mean EPE on holes (px)"].iloc[0]
+        assert "flow.epe_summary" in _block_keys(at)  # where a browser test reads it
+        assert f"mean EPE on the holes is **{epe[window]:.3f} px**" in " ".join(
+            m.value for m in at.markdown)
+    assert epe["129"] > 1.5 * epe["33"], epe
+
+
+def _open_tab_after_switch(at, label: str):
+    """``open_tab`` for a session that came back from another page: Streamlit then writes the
+    restored controls into the URL, and AppTest replays that URL as the page's link on every run
+    (a browser updates its URL when a tab is clicked; AppTest does not), so the URL must say the
+    new tab too or it wins over the session-state click."""
+    at.query_params[TABS] = label
+    return open_tab(at, TABS, label)
+
+
+def test_controls_keep_their_values_across_a_page_switch(open_page):
+    at = open_page("flow")
+    # the picture's controls (synthetic source) and the Window sizes tab's switch
+    at.toggle(key="flow.notes").set_value(False)
+    at.selectbox(key="flow.field").select("zoom")
+    at.slider(key="flow.noise").set_value(0.4)
+    at.selectbox(key="flow.mask").select("blobs").run()
+    at.slider(key="flow.fraction").set_value(0.2)
+    at.slider(key="flow.hole_size").set_value(20)
+    at.select_slider(key="flow.max_window").set_value(17)
+    at.toggle(key="flow.per_scale").set_value(True).run()
+    assert not at.exception and not at.error
+    before = _stayed_nan(at), len(at.tabs)
+    # the NumPy loop tab's switch, then the Accuracy tab's EPE map choice
+    open_tab(at, TABS, NUMPY)
+    at.toggle(key="flow.notes_numpy").set_value(True).run()
+    _compare(at)
+    at.selectbox(key="flow.epe_method").select("nearest valid").run()
+    table = at.dataframe[0].value[RESULT_COLUMNS]
+    at.switch_page("app_pages/home.py").run()
+    assert not at.exception
+    at.switch_page("app_pages/flow.py").run()
+    assert not at.exception and not at.error
+    assert at.session_state[TABS] == ACCURACY
+    assert at.selectbox(key="flow.epe_method").value == "nearest valid"
+    assert at.toggle(key="flow.notes").value is False
+    assert at.selectbox(key="flow.field").value == "zoom"
+    assert at.slider(key="flow.noise").value == 0.4
+    assert at.selectbox(key="flow.mask").value == "blobs"
+    assert at.slider(key="flow.fraction").value == 0.2
+    assert at.slider(key="flow.hole_size").value == 20
+    assert at.select_slider(key="flow.max_window").value == 17
+    # same computed numbers, the NumPy loop's row included (its switch held while hidden)
+    assert at.dataframe[0].value[RESULT_COLUMNS].equals(table)
+    assert NOTES_NUMPY_METHOD in list(table["method"])
+    _open_tab_after_switch(at, NUMPY)
+    assert at.toggle(key="flow.notes_numpy").value is True
+    _open_tab_after_switch(at, WINDOWS)
+    assert at.toggle(key="flow.per_scale").value is True
+    assert (_stayed_nan(at), len(at.tabs)) == before
+
+
+def test_image_source_controls_keep_their_values_across_a_page_switch(open_page):
+    at = open_page("flow")
+    at.selectbox(key="flow.source").select("stereo").run()
+    at.selectbox(key="flow.mask").select("fb").run()  # the picked mask stays across sources
+    at.slider(key="flow.fb_threshold").set_value(2.0).run()
+    assert not at.exception and not at.error
+    summary = next(m.value for m in at.markdown if "holes (" in m.value)
+    at.switch_page("app_pages/home.py").run()
+    at.switch_page("app_pages/flow.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="flow.source").value == "stereo"
+    assert at.selectbox(key="flow.mask").value == "fb"
+    assert at.slider(key="flow.fb_threshold").value == 2.0
+    assert next(m.value for m in at.markdown if "holes (" in m.value) == summary
+
+
+def test_link_turns_the_notes_reference_on_at_a_large_size():
+    # The switch's default depends on the size (off above 240x320); a link that asks for it on
+    # at 720x1280 is obeyed, not reset to the size's default on arrival.
+    at = _cold({"flow.size": "720x1280", "flow.notes": "true", "flow.max_window": "3"})
+    assert at.toggle(key="flow.notes").value is True
+    assert "flow.notes" in at.query_params
+    # a size picked afterwards still resets it to that size's default
+    at.selectbox(key="flow.size").select("480x640").run()
+    assert at.toggle(key="flow.notes").value is False
+
+
+@pytest.mark.parametrize(
+    ("params", "dropped"),
+    [
+        ({"flow.max_window": "8", "flow.source": "nope", "flow.noise": "5",
+          "flow.details_tab": "Nope", "flow.notes": "maybe"},
+         ["flow.max_window", "flow.source", "flow.noise", "flow.details_tab", "flow.notes"]),
+        ({"flow.mask": "Forward-backward check", "flow.hole_size": "x" * 10_000},
+         ["flow.mask"]),  # fb needs an image source; hole_size is not on screen for that mask
+    ],
+)  # fmt: skip
+def test_hostile_link_opens_the_defaults_with_a_notice(params, dropped):
+    at = _cold(params)
+    assert at.select_slider(key="flow.max_window").value == 33
+    assert at.selectbox(key="flow.source").value == "synthetic"
+    notice = " ".join(t.value for t in at.toast)
+    assert all(f"`{key}`" in notice for key in dropped), notice
+    assert _stayed_nan(at) == _stayed_nan(_cold({}))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core import indexing as ix
-from tests.app.conftest import open_tab
+from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_tab
 
 K = "indexing"
 TABS, PITFALLS = f"{K}.details_tab", "8 pitfalls"
@@ -439,3 +442,293 @@ def test_example_box_follows_the_typed_expression(page):
     assert at.text_input(key=f"{K}.expr").value == "0, 1:3"
     assert not at.exception and not _errors(at)
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
+
+# ---------------------------------------------------------------------------------- Lesson links
+# Every control is bound to the URL (ui/links.py). The preset's values are the defaults of the
+# other controls, so a link holds the preset plus what was changed from it.
+BASE_URL = "http://localhost:8501/indexing"
+GS, IX_TAB, NOTES_TAB = "gather & scatter_", "x[...] indexing", "More pitfalls from the notes"
+#: Bound tabs and their default (first) labels: AppTest has no widget object for a tab bar.
+TAB_DEFAULTS = {TABS: GS, f"{K}.notes_demos.tab": ".item() on empty"}
+CUSTOM_EXAMPLE_LABEL = "your own expression (typed)"
+
+
+def _link_params(at) -> dict[str, str]:
+    """The query the browser writes for this view, as Streamlit's frontend does: every bound
+    widget whose value differs from the default its element was drawn with, as its URL text
+    (AppTest's own ``query_params`` does not follow widget changes)."""
+    params: dict[str, str] = {}
+    for w in [*at.selectbox, *at.radio]:
+        if w.proto.query_param_key and w.index != w.proto.default:
+            params[w.proto.query_param_key] = w.options[w.index]
+    for w in at.text_input:
+        if w.proto.query_param_key and w.value != w.proto.default:
+            params[w.proto.query_param_key] = w.value
+    for w in [*at.checkbox, *at.toggle]:
+        if w.proto.query_param_key and w.value != w.proto.default:
+            params[w.proto.query_param_key] = str(w.value).lower()
+    for w in [*at.slider, *at.number_input]:  # one number each on this page
+        default = w.proto.default[0] if w.type == "slider" else w.proto.default
+        if w.proto.query_param_key and w.value != default:
+            params[w.proto.query_param_key] = f"{w.value:g}"
+    for key, default in TAB_DEFAULTS.items():
+        if key in at.session_state and at.session_state[key] != default:
+            params[key] = at.session_state[key]
+    return params
+
+
+def _open_link(params: dict[str, str]):
+    """Open the indexing page cold with ``params`` in its URL, as a student clicking a link."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page("app_pages/indexing.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    return at
+
+
+def _label(key: str) -> str:
+    """The preset box's text for preset ``key``: what a link carries."""
+    p = ix.PRESETS_BY_KEY[key]
+    return f"{p.title} · notes {p.ref}" if p.verbatim else f"{p.title} · variation of notes {p.ref}"
+
+
+def _formula(at, key: str) -> str:
+    return [c.value for c in _elements(_block(at, key), "code")][0]
+
+
+def test_cold_link_reproduces_the_scatter_a_session_set_up(page):
+    """y2 with reduce=sum, an edited index and another cell, set through the widgets: the link
+    holds only what differs from the preset, and a cold open of it computes the same cell."""
+    at = page
+    at.selectbox(key=f"{K}.preset").select("scatter_y2").run()
+    at.selectbox(key=f"{K}.reduce").select("sum").run()
+    index = "[[0, 0, 2, 0, 0], [0, 0, 0, 1, 2]]"  # columns 0 and 1 collide now
+    at.text_input(key=f"{K}.index").input(index).run()
+    at.selectbox(key=f"{K}.cell").select("out[0][1]").run()
+    assert not at.exception and not _errors(at)
+    params = _link_params(at)
+    assert params == {
+        f"{K}.preset": _label("scatter_y2"),
+        f"{K}.reduce": "sum",
+        f"{K}.index": index,
+        f"{K}.cell": "out[0][1]",
+    }
+    # what core computes for these controls: out[0][1] = dest + src[0][1] + src[1][1]
+    y2 = ix.PRESETS_BY_KEY["scatter_y2"]
+    trace, err, _ = ix.run_case("scatter", y2.first, index, y2.src, 0, "sum", True, "cpu")
+    assert err is None and trace is not None
+    expected = ix.explain_element(trace, (0, 1)).formula
+    assert _formula(at, f"{K}-formula") == expected
+    cold = _open_link(params)
+    assert not _errors(cold)
+    assert _formula(cold, f"{K}-formula") == expected
+    assert [i.value for i in cold.info if "Collisions" in i.value] == [
+        i.value for i in at.info if "Collisions" in i.value
+    ]
+    assert "out[0][1] <- src[0][1], src[1][1]" in " ".join(i.value for i in cold.info)
+    assert not cold.toast  # the link was used whole
+
+
+def test_cold_link_reproduces_the_index_tab(page):
+    """The x[...] tab, a typed x, a typed expression and the cell: the same numbers cold."""
+    at = open_tab(page, TABS, IX_TAB)
+    x, expr = "[[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]", "[3, 0], 1:"
+    at.text_input(key=f"{K}.x").input(x).run()
+    at.text_input(key=f"{K}.expr").input(expr).run()
+    at.selectbox(key=f"{K}.index_cell").select("out[0][1]").run()
+    params = _link_params(at)
+    assert params == {TABS: IX_TAB, f"{K}.x": x, f"{K}.expr": expr, f"{K}.index_cell": "out[0][1]"}
+    trace, err, _ = ix.run_index_case(x, expr)
+    assert err is None and trace is not None
+    expected = ix.explain_element(trace, (0, 1)).formula
+    assert expected == "out[0][1] = x[3][2] = 12"
+    cold = _open_link(params)
+    for view in (at, cold):
+        assert _formula(view, f"{K}-index-formula") == expected
+        metrics = {m.label: m.value for m in view.metric}
+        assert metrics["same data_ptr"] == "False"  # an index list: a copy
+        assert metrics["out.stride()"] == str(tuple(trace.result.stride()))
+    assert cold.selectbox(key=f"{K}.index_preset").value == CUSTOM_EXAMPLE_LABEL
+
+
+def test_cold_link_reproduces_a_pitfall_with_the_seed(page):
+    """The pitfalls tab, a pitfall, its n and the sidebar's seed: the same table cold."""
+    at = open_tab(page, TABS, PITFALLS)
+    at.number_input(key="sidebar.seed").set_value(7).run()
+    at.selectbox(key=f"{K}.pitfall").select(4).run()
+    at.slider(key=f"{K}.pitfall_n").set_value(5).run()
+    params = _link_params(at)
+    assert params == {
+        TABS: PITFALLS,
+        "sidebar.seed": "7",
+        f"{K}.pitfall": f"4. {ix.PITFALL_TITLES[4]}",
+        f"{K}.pitfall_n": "5",
+    }
+    expected = [list(line) for line in ix.run_pitfall(4, seed=7, n=5).lines]
+    cold = _open_link(params)
+    for view in (at, cold):
+        table = view.table[0].value
+        assert table.values.tolist() == expected
+
+
+def test_cold_link_opens_one_notes_demo(page):
+    """The notes' demos: the tab and the view/reshape choices come back from a link."""
+    at = open_tab(page, TABS, NOTES_TAB)
+    d = f"{K}.notes_demos"
+    at.session_state[f"{d}.tab"] = "view vs reshape"
+    at.selectbox(key=f"{d}.view_target").select((3, 2, 2, 2)).run()
+    params = _link_params(at)
+    assert params == {
+        TABS: NOTES_TAB,
+        f"{d}.tab": "view vs reshape",
+        f"{d}.view_target": "view / reshape(3, 2, 2, 2)",
+    }
+    cold = _open_link(params)
+    assert cold.session_state[f"{d}.tab"] == "view vs reshape"
+    for view in (at, cold):
+        metrics = {m.label: m.value for m in view.metric}
+        assert metrics["view(3, 2, 2, 2)"] == "view"
+        assert metrics["x.is_contiguous()"] == "False"
+
+
+def test_every_preset_link_is_short_and_opens_the_preset(page):
+    """For every preset the link is the preset alone (its values are the defaults), under
+    2,000 characters even when it spells out every value; opened cold it runs the preset."""
+    at = page
+    longest = 0
+    for preset in ix.PRESETS:
+        at.selectbox(key=f"{K}.preset").select(preset.key).run()
+        params = _link_params(at)
+        if preset.key == "gather":  # the page's default: a clean URL
+            assert params == {}, params
+        else:
+            assert params == {f"{K}.preset": _label(preset.key)}, (preset.key, params)
+        # a hand-written link naming every value of the preset is short enough too
+        spelled = {
+            **params,
+            f"{K}.op": preset.op,
+            f"{K}.dim": str(preset.dim),
+            f"{K}.reduce": preset.reduce or "none",
+            f"{K}.first": preset.first,
+            f"{K}.index": preset.index,
+            f"{K}.src": preset.src,
+        }
+        for query in (params, spelled):
+            link = f"{BASE_URL}?{urlencode(query)}"
+            assert len(link) < 2000, (preset.key, len(link))
+            longest = max(longest, len(link))
+        cold = _open_link(params)
+        assert ix.run_preset(preset).snippet.strip() in [c.strip() for c in _codes(cold)]
+        assert not cold.toast, preset.key
+    assert longest > len(BASE_URL) + 300  # the spelled-out links did carry the tensors
+
+
+def test_every_bound_control_survives_a_page_switch(page):
+    """ui/state.py is gone: persist_state and the URL keep each section's controls."""
+    at = page
+    at.selectbox(key=f"{K}.preset").select("group_means").run()
+    at.selectbox(key=f"{K}.op").select("scatter").run()
+    at.selectbox(key=f"{K}.dim").select(-1).run()
+    at.selectbox(key=f"{K}.reduce").select("mean").run()
+    at.checkbox(key=f"{K}.include_self").uncheck().run()
+    at.text_input(key=f"{K}.first").input("[1.0, 1.0, 1.0]").run()
+    at.text_input(key=f"{K}.src").input("[1, 2, 3, 4, 5, 7]").run()
+    at.selectbox(key=f"{K}.random_ndim").select(3).run()
+    at.text_input(key=f"{K}.x").input("[[1, 2], [3, 4]]").run()
+    at.text_input(key=f"{K}.expr").input("1, :").run()
+    at.selectbox(key=f"{K}.index_cell").select("out[1]").run()
+    want = {
+        "selectbox": {"preset": "group_means", "op": "scatter", "dim": -1, "reduce": "mean",
+                      "random_ndim": 3, "index_cell": "out[1]"},
+        "checkbox": {"include_self": False},
+        "text_input": {"first": "[1.0, 1.0, 1.0]", "src": "[1, 2, 3, 4, 5, 7]",
+                       "x": "[[1, 2], [3, 4]]", "expr": "1, :"},
+    }  # fmt: skip
+    before = _formula(at, f"{K}-formula")
+    open_tab(at, TABS, "More pitfalls from the notes")
+    d = f"{K}.notes_demos"
+    at.session_state[f"{d}.tab"] = "new_zeros"
+    at.selectbox(key=f"{d}.new_zeros_row").select(0).run()
+    at.radio(key=f"{d}.zero_dim_case").set_value("two_matches").run()
+    at.switch_page("app_pages/home.py").run()
+    at.switch_page("app_pages/indexing.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state[TABS] == "More pitfalls from the notes"
+    assert at.session_state[f"{d}.tab"] == "new_zeros"
+    assert at.selectbox(key=f"{d}.new_zeros_row").value == 0
+    assert at.radio(key=f"{d}.zero_dim_case").value == "two_matches"
+    open_tab(at, TABS, GS)
+    open_tab(at, TABS, IX_TAB)
+    for kind, values in want.items():
+        for name, value in values.items():
+            assert getattr(at, kind)(key=f"{K}.{name}").value == value, name
+    assert _formula(at, f"{K}-formula") == before
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
+
+UNUSABLE_TEXT = [
+    (f"{K}.first", "[[1, a], [3, 4]]", {}),  # does not parse
+    (f"{K}.index", "[" * 5000 + "0" + "]" * 5000, {}),  # 10,001 characters
+    (f"{K}.src", "[[1, 2]", {f"{K}.preset": _label("scatter_y2")}),
+    (f"{K}.expr", "open('x')", {TABS: IX_TAB}),  # not an index expression
+    (f"{K}.x", "x" * 10_000, {TABS: IX_TAB}),
+]
+UNUSABLE_IDS = ["first-unparsable", "index-10001-chars", "src-unbalanced", "expr-call", "x-10000"]
+
+
+@pytest.mark.parametrize(("key", "text", "rest"), UNUSABLE_TEXT, ids=UNUSABLE_IDS)
+def test_unusable_link_text_opens_the_field_at_its_default(key, text, rest):
+    """Text the page cannot read (or far too long): the notice names it, the field opens at
+    its default and the rest of the link is used."""
+    at = _open_link({key: text, **rest})
+    assert len(at.toast) == 1
+    notice = at.toast[0].value
+    assert f"`{key}`" in notice, notice
+    for other in rest:
+        assert f"`{other}`" not in notice, notice
+    if TABS in rest:
+        assert at.session_state[TABS] == rest[TABS]
+    if f"{K}.preset" in rest:
+        assert at.selectbox(key=f"{K}.preset").value == "scatter_y2"
+    name = key.removeprefix(f"{K}.")
+    if name in ("first", "index", "src"):  # the field shows the preset's text
+        preset = ix.PRESETS_BY_KEY[at.selectbox(key=f"{K}.preset").value]
+        assert at.text_input(key=key).value == getattr(preset, name)
+        assert not _errors(at)
+    else:
+        assert "out[0][0] = x[1][0] = 4" in _codes(at)  # the first example on the default x
+
+
+@pytest.mark.parametrize(
+    ("params", "dropped"),
+    [
+        ({f"{K}.preset": "y2", f"{K}.dim": "7"}, [f"{K}.preset", f"{K}.dim"]),  # no such option
+        (
+            {f"{K}.preset": _label("scatter_y2"), f"{K}.include_self": "maybe"},
+            [f"{K}.include_self"],
+        ),
+        ({TABS: "9 pitfalls", f"{K}.cell": "out[5][5]", f"{K}.op": "gather"}, [TABS, f"{K}.cell"]),
+    ],
+)
+def test_unusable_link_choices_open_at_the_default(params, dropped):
+    """Streamlit drops a choice that is not an option: the notice names it, and the page is
+    the one the usable rest of the link opens."""
+    at = _open_link(params)
+    assert len(at.toast) == 1
+    notice = at.toast[0].value
+    for key in params:
+        assert (f"`{key}`" in notice) is (key in dropped), (key, notice)
+    usable = _open_link({key: value for key, value in params.items() if key not in dropped})
+    assert not usable.toast
+    assert _link_params(at) == _link_params(usable)
+    assert _codes(at) == _codes(usable) and _errors(at) == _errors(usable)
+
+
+def test_a_link_may_carry_a_value_torch_refuses(page):
+    """An out-of-range index parses: the link keeps it and the page shows torch's error (the
+    out-of-range gather lesson), with no notice."""
+    at = _open_link({f"{K}.index": "[[0, 0], [3, 0]]"})
+    assert not at.toast
+    assert any("index 3 is out of bounds for dimension 1 with size 3" in e for e in _errors(at))

@@ -495,3 +495,207 @@ def test_real_gpu_viewers_share_one_sampler(open_page):
         live_sampler.LiveSampler.__init__ = real_init
         for sampler in created:
             sampler.close()
+
+
+# ------------------------------------------------------------------ Lesson links (issue 14)
+def _open_link(params: dict[str, str]):
+    """The page opened cold from a link, as a student clicking it would."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page(f"app_pages/{SLUG}.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    return _ok(at)
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _fragmentation_text(at) -> str:
+    (text,) = [m.value for m in at.markdown if m.value.startswith("Reserved but unallocated")]
+    return text
+
+
+FRAGMENTATION_LINK = {
+    "memory.sim_total": "8 GB",
+    "memory.scenario": SCENARIOS["fragmentation"].name,
+    "memory.allocator_tab": "Fragmentation",
+    "memory.alloc_mode": "shape + dtype",
+    "memory.shape": "3, 224, 224",
+    "memory.dtype": "float16",
+    "memory.notes_tab": "no_grad (004:49)",
+    "memory.nograd_batch": "4",
+}
+
+
+def test_a_cold_link_computes_what_the_same_controls_compute(arrival):
+    """A link sets the simulated GPU, runs its scenario on arrival (not the first one), opens
+    its tabs and fills the allocation form: the allocator's numbers equal those of a session
+    that set the same controls by hand and pressed the buttons."""
+    by_hand = arrival
+    by_hand.radio(key="memory.sim_total").set_value(8).run()
+    by_hand.selectbox(key="memory.scenario").select("fragmentation").run()
+    by_hand.button(key="memory.run_scenario").click().run()
+    open_tab(by_hand, "memory.allocator_tab", "Fragmentation")
+    by_hand.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    by_hand.text_input(key="memory.shape").input("3, 224, 224")
+    by_hand.selectbox(key="memory.dtype").select("float16")
+    open_tab(by_hand, "memory.notes_tab", "no_grad (004:49)")
+    by_hand.slider(key="memory.nograd_batch").set_value(4).run()
+    _ok(by_hand)
+
+    linked = _open_link(FRAGMENTATION_LINK)
+    assert not linked.toast, [t.value for t in linked.toast]
+    assert linked.session_state["memory.scenario_run"].scenario.key == "fragmentation"
+    assert linked.header[0].value == f"Guided scenario: {SCENARIOS['fragmentation'].title}"
+    assert "Caught OutOfMemoryError at 'big'" in _errors(linked)
+    assert _metrics(linked) == _metrics(by_hand)
+    assert _metrics(linked)["reserved"] == "44.00 MiB"  # 8 GB simulator, after the retry
+    assert _frame(linked, "lands in").equals(_frame(by_hand, "lands in"))
+    assert _fragmentation_text(linked) == _fragmentation_text(by_hand)
+    assert "(fragmentation 50%)" in _fragmentation_text(linked)
+    column = "saved for backward per batch"
+    assert _frame(linked, column).equals(_frame(by_hand, column))
+    assert list(_frame(linked, column)[column])[0] == format_size(4 * 48 * 32 * 32 * 4 + 4 * 32 * 4)
+    for at in (linked, by_hand):  # the form the link filled allocates what the hand one does
+        at.button(key="memory.allocate").click().run()
+        _ok(at)
+        assert "asked for 294.00 KiB" in _success(at)  # 3 * 224 * 224 * 2 B (float16)
+    assert _metrics(linked) == _metrics(by_hand)
+
+
+#: (link, the text the page then shows that makes the lesson's point): Home's lessons.
+LESSONS = [
+    ({"memory.allocator_tab": "memory_stats"}, {"allocated": "512 bytes", "reserved": "2.00 MiB"}),
+    (
+        {
+            "memory.scenario": SCENARIOS["fragmentation"].name,
+            "memory.allocator_tab": "Fragmentation",
+        },
+        {"allocated": "36.00 MiB", "reserved": "44.00 MiB"},
+    ),
+    (
+        {"memory.scenario": SCENARIOS["partial"].name, "memory.allocator_tab": "Fragmentation"},
+        {"allocated": "512 bytes", "reserved": "2.00 MiB", "segments": "1"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("link", "shown"), LESSONS, ids=["tiny", "fragmentation", "partial"])
+def test_lesson_links_show_their_point(link, shown):
+    at = _open_link(link)
+    assert not at.toast, [t.value for t in at.toast]
+    metrics = _metrics(at)
+    assert {label: metrics[label] for label in shown} == shown
+    if link.get("memory.allocator_tab") == "memory_stats":  # the 4 bytes asked, 512 B given
+        stats = _frame(at, "key").set_index("key")["value"]
+        assert stats["requested_bytes.all.current"] == 4
+        assert stats["allocated_bytes.all.current"] == 512
+        assert stats["reserved_bytes.all.current"] == 2 * 1024 * 1024
+    if "fragmentation" in link.get("memory.scenario", "").lower():
+        assert "Caught OutOfMemoryError at 'big' (step 19)" in _errors(at)
+        assert "largest free block is **4.00 MiB**" in _fragmentation_text(at)
+    if link.get("memory.scenario") == SCENARIOS["partial"].name:  # b pins its 2 MiB segment
+        reserved = list(_frame(at, "lands in")["reserved"])
+        assert reserved[-2:] == ["22.00 MiB", "2.00 MiB"]
+
+
+def _open_bound_tab(at, key: str, label: str):
+    """A click on a tab bound to the URL: the browser updates the URL with the widget. AppTest
+    has no browser: it sends back the URL the server last wrote (which, after a page switch,
+    holds the restored tab), and a link's value wins over a session-state set; so set both."""
+    at.query_params[key] = label
+    return open_tab(at, key, label)
+
+
+def test_controls_keep_their_values_across_a_page_switch(page):
+    """ui/state.py is gone: persist_state keeps every section's controls, lazy tabs included."""
+    at = page
+    at.radio(key="memory.sim_total").set_value(8).run()
+    at.selectbox(key="memory.scenario").select("partial").run()
+    at.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    at.text_input(key="memory.shape").input("2, 3").run()
+    at.selectbox(key="memory.dtype").select("float16").run()
+    at.slider(key="memory.interval").set_value(2.0).run()
+    at.slider(key="memory.window").set_value(30).run()
+    open_tab(at, "memory.allocator_tab", "memory_stats")
+    at.checkbox(key="memory.stats_nonzero").uncheck().run()
+    open_tab(at, "memory.notes_tab", "map_location (000:63)")
+    at.slider(key="memory.load_world").set_value(2).run()
+    open_tab(at, "memory.notes_tab", "no_grad (004:49)")
+    at.slider(key="memory.nograd_batch").set_value(4).run()
+    at.select_slider(key="memory.nograd_size").set_value(16).run()
+    at.slider(key="memory.nograd_batches").set_value(2).run()
+    _ok(at)
+
+    at.switch_page("app_pages/home.py").run()
+    _ok(at)
+    at.switch_page(f"app_pages/{SLUG}.py").run()
+    _ok(at)
+    assert at.radio(key="memory.sim_total").value == 8
+    assert at.selectbox(key="memory.scenario").value == "partial"
+    assert at.radio(key="memory.alloc_mode").value == "shape + dtype"
+    assert at.text_input(key="memory.shape").value == "2, 3"
+    assert at.selectbox(key="memory.dtype").value == "float16"
+    assert at.slider(key="memory.interval").value == 2.0
+    assert at.slider(key="memory.window").value == 30
+    _open_bound_tab(at, "memory.allocator_tab", "memory_stats")
+    assert at.checkbox(key="memory.stats_nonzero").value is False
+    _open_bound_tab(at, "memory.notes_tab", "no_grad (004:49)")
+    assert at.slider(key="memory.nograd_batch").value == 4
+    assert at.select_slider(key="memory.nograd_size").value == 16
+    assert at.slider(key="memory.nograd_batches").value == 2
+    _open_bound_tab(at, "memory.notes_tab", "map_location (000:63)")
+    assert at.slider(key="memory.load_world").value == 2
+    assert not [w.value for w in at.warning if "Session State" in w.value]
+
+
+def test_a_link_with_an_unusable_shape_names_it():
+    at = _open_link({"memory.alloc_mode": "shape + dtype", "memory.shape": "ten, 3"})
+    (notice,) = [t.value for t in at.toast]
+    assert "`memory.shape`" in notice
+    assert at.radio(key="memory.alloc_mode").value == "shape + dtype"
+
+
+@pytest.mark.parametrize("shape", ["ten, 3", "7" * 10_000], ids=["unparsable", "too long"])
+def test_a_link_with_an_unusable_shape_opens_at_the_default_shape(shape):
+    at = _open_link({"memory.alloc_mode": "shape + dtype", "memory.shape": shape})
+    assert at.text_input(key="memory.shape").value == "1024, 1024"
+
+
+def test_every_scenario_link_is_short(page):
+    """Every bound control away from its default, with the longest shape the field takes, for
+    every scenario: the link stays under the 2,000 characters a chat app or browser keeps."""
+    from urllib.parse import urlencode
+
+    page.radio(key="memory.alloc_mode").set_value("shape + dtype").run()
+    max_chars = page.text_input(key="memory.shape").proto.max_chars
+    assert 0 < max_chars <= 500
+    longest = {
+        "memory.sim_total": "80 GB",
+        "memory.alloc_mode": "shape + dtype",
+        "memory.size": "1e+300",
+        "memory.unit": "GB",
+        "memory.shape": "9" * max_chars,
+        "memory.dtype": "bfloat16",
+        "memory.live": "true",
+        "memory.interval": "4.5",
+        "memory.window": "590",
+        "memory.allocator_tab": "Processes (NVML)",
+        "memory.stats_nonzero": "false",
+        "memory.notes_tab": "cuDNN error (002:1360)",
+        "memory.nograd_batch": "63",
+        "memory.nograd_size": "128",
+        "memory.nograd_batches": "7",
+        "memory.load_world": "8",
+        "sidebar.seed": "4294967295",
+        "sidebar.cudnn_deterministic": "true",
+    }
+    for scenario in SCENARIOS.values():
+        params = {**longest, "memory.scenario": scenario.name}
+        link = f"http://localhost:8501/{SLUG}?{urlencode(params)}"
+        assert len(link) < 2000, (scenario.key, len(link))

@@ -25,6 +25,14 @@ def metric(at, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
 
+def shown(widget) -> str:
+    """The option a browser shows for a freshly drawn radio or selectbox: the value the server
+    sends with it (``set_value``: a value kept by Streamlit, e.g. ``persist_state``), else the
+    option at ``index=``."""
+    proto = widget.proto
+    return proto.raw_value if proto.set_value else proto.options[proto.default]
+
+
 def upload_model(at, data: bytes, name: str, architecture: str = "resnet18"):
     at.radio(key="saliency.model_source").set_value("Upload your own").run()
     at.selectbox(key="saliency.architecture").select(architecture).run()
@@ -70,7 +78,8 @@ def test_methods_and_target(open_page):
 def test_sanity_check_tab(open_page):
     at = open_page("saliency")
     at.slider(key="saliency.sanity_layers").set_value(2).run()
-    at.button(key="saliency.sanity_run").click().run()
+    assert not [m for m in at.markdown if "rank correlation" in m.value]  # off by default
+    at.toggle(key="saliency.sanity").set_value(True).run()
     assert not at.exception and not at.error, errors(at)
     reading = [m.value for m in at.markdown if "rank correlation" in m.value]
     assert reading and "_fc" in reading[0]
@@ -273,7 +282,7 @@ def test_target_widgets_show_the_explained_class_after_an_upload(open_page):
     """Issue 12: 'Any class' -> tiger, switch to Upload, upload a photo. The radio and the box
     were restored through the Session State API *and* given defaults (index=); a browser draws a
     widget it had dropped from its default, so they showed 'Predicted class' and the new top-1
-    while the map explained 292. A widget's default must be the value the page explains."""
+    while the map explained 292. What a freshly drawn widget shows must be what is explained."""
     at = open_page("saliency")
     at.radio(key="saliency.target_mode").set_value("Any class").run()
     at.selectbox(key="saliency.target_class").select(292).run()
@@ -285,9 +294,9 @@ def test_target_widgets_show_the_explained_class_after_an_upload(open_page):
     assert at.dataframe[0].value["class"].iloc[0] == 967  # the new photo's prediction: espresso
     mode = at.radio(key="saliency.target_mode")
     box = at.selectbox(key="saliency.target_class")
-    # what the browser shows for a freshly drawn widget = its default = what is explained
-    assert mode.proto.options[mode.proto.default] == mode.value == "Any class"
-    assert box.proto.default == 292 and box.value == 292
+    # what the browser shows for a freshly drawn widget = what is explained
+    assert shown(mode) == mode.value == "Any class"
+    assert shown(box) == "292: tiger" and box.value == 292
     assert any(c.value == "Explaining class 292: **tiger**" for c in at.caption)
     assert "target = 292" in at.get("code")[-1].value
     assert any("Explaining **292: tiger**" in m.value for m in at.markdown)
@@ -344,3 +353,171 @@ def test_identical_maps_are_computed_once_for_all_sessions(open_page, monkeypatc
     assert calls == [("vanilla", 25), ("smoothgrad", 12)]
     assert any("From the shared cache: made" in m.value for m in second.markdown)
     assert metric(second, "Images through the model") == "12"
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson links: every control is bound to the URL (?saliency.method=SmoothGrad ...); a link's
+# view is computed on arrival, even a run that otherwise waits for a click.
+# ---------------------------------------------------------------------------------------------
+
+
+def open_link(params: dict[str, str]):
+    """Open the page cold with ``params`` in the URL, as a student clicking a link does."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update(params)
+    at.switch_page("app_pages/saliency.py")
+    at.run(timeout=120)
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_cold_link_computes_the_linked_map_on_arrival(monkeypatch):
+    from core import saliency as S
+    from core.images import load_sample
+    from core.models import load_model
+    from ui.settings import DEFAULT_SEED
+
+    real_estimate = S.estimate_run
+
+    def estimate_run(method, **kwargs):  # a slow CPU: 2 s per image, so n = 9 is "heavy"
+        return real_estimate(method, **{**kwargs, "per_image_ms": 2000.0})
+
+    monkeypatch.setattr(S, "estimate_run", estimate_run)
+    at = open_link(
+        {
+            "saliency.method": "SmoothGrad",
+            "saliency.n": "9",
+            "saliency.sigma": "0.3",
+            "saliency.target_mode": "Any class",
+            "saliency.target_class": "292: tiger",
+            "saliency.percentile": "95",
+            "saliency.colormap": "viridis",
+        }
+    )
+    assert not at.error, errors(at)
+    assert not at.toast  # the link was used whole
+    with pytest.raises(KeyError):
+        at.button(key="saliency.compute")  # a heavy run, but the link's view needs no click
+    assert at.slider(key="saliency.sigma").value == pytest.approx(0.3)
+    assert at.selectbox(key="saliency.colormap").value == "viridis"
+
+    # The numbers on the page are those of this map, computed directly with core.
+    lite0 = load_model("efficientnet_lite0", device="cpu")
+    x = lite0.preprocess(load_sample("chelsea.png").rgb)
+    result = S.compute_saliency(
+        lite0.model, x, 292, "smoothgrad", n=9, sigma=0.3, objective="logit", reduce="sum",
+        black_level=lite0.black_level(), seed=DEFAULT_SEED,
+    )  # fmt: skip
+    assert metric(at, "Images through the model") == "9"
+    text = "\n".join(m.value for m in at.markdown)
+    prob = float(torch.softmax(result.logits, 0)[292])
+    assert f"Explaining **292: tiger** (p = {prob:.3f})" in text
+    share = S.mass_above_percentile(result.saliency, 95)
+    assert f"95th percentile are drawn at full colour; they hold {share:.1%}" in text
+    scalings = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
+    assert f"P1 = {scalings.p_low:.4g} and P99 = {scalings.p_high:.4g}" in text
+    assert "n=9, sigma=0.3" in at.get("code")[-1].value
+
+
+def test_controls_keep_their_values_across_a_page_switch(open_page):
+    at = open_page("saliency")
+    at.radio(key="saliency.target_mode").set_value("Any class").run()
+    at.selectbox(key="saliency.target_class").select(292).run()
+    at.session_state["saliency.n"] = 2  # small before SmoothGrad appears: no slow run
+    at.selectbox(key="saliency.method").select("smoothgrad").run()
+    at.slider(key="saliency.sigma").set_value(0.3).run()
+    at.selectbox(key="saliency.colormap").select("viridis").run()
+    at.slider(key="saliency.sanity_layers").set_value(2).run()
+    assert not at.exception and not at.error, errors(at)
+
+    def switch_away_and_back():
+        at.switch_page("app_pages/home.py").run()
+        at.switch_page("app_pages/saliency.py").run()
+        assert not at.exception and not at.error, errors(at)
+
+    switch_away_and_back()
+    assert at.radio(key="saliency.target_mode").value == "Any class"
+    assert at.selectbox(key="saliency.target_class").value == 292
+    assert at.selectbox(key="saliency.method").value == "smoothgrad"
+    assert at.slider(key="saliency.n").value == 2
+    assert at.slider(key="saliency.sigma").value == pytest.approx(0.3)
+    assert at.selectbox(key="saliency.colormap").value == "viridis"
+    assert at.slider(key="saliency.sanity_layers").value == 2
+    assert metric(at, "Images through the model") == "2"
+
+    # The classifier section; while it waits for an upload nothing below it is drawn.
+    at.radio(key="saliency.model_source").set_value("Upload your own").run()
+    at.selectbox(key="saliency.architecture").select("resnet50").run()
+    switch_away_and_back()
+    assert at.radio(key="saliency.model_source").value == "Upload your own"
+    assert at.selectbox(key="saliency.architecture").value == "resnet50"
+    at.radio(key="saliency.model_source").set_value("From the registry").run()
+    assert not at.exception and not at.error, errors(at)
+    assert at.selectbox(key="saliency.method").value == "smoothgrad"  # kept while not drawn
+    assert at.selectbox(key="saliency.target_class").value == 292
+
+
+def test_a_lesson_link_opens_the_sanity_check_run_and_shares_it(monkeypatch):
+    """?saliency.sanity=true runs the randomisation test on arrival, without a click; a class
+    opening the same link computes it once, and reruns while it is on do not recompute it."""
+    from core import saliency as S
+
+    calls: list[int] = []
+    real_test = S.randomization_test
+
+    def randomization_test(*args, **kwargs):
+        calls.append(args[4])
+        return real_test(*args, **kwargs)
+
+    monkeypatch.setattr(S, "randomization_test", randomization_test)
+    link = {"saliency.method": "Gradient x input", "saliency.sanity": "true"}
+    at = open_link(link)
+    assert not at.error and not at.toast, errors(at)
+    assert at.toggle(key="saliency.sanity").value is True
+    with pytest.raises(KeyError):
+        at.button(key="saliency.sanity_run")  # no click needed (or possible)
+    reading = " ".join(m.value for m in at.markdown if "rank correlation" in m.value)
+    assert (
+        "Randomizing only the top layer (_fc) gives a rank correlation of 0.47; after 6 "
+        "layer(s) it is 0.37." in reading
+    )
+    assert at.get("plotly_chart")
+    assert calls == [6]
+
+    at.slider(key="saliency.alpha").set_value(0.8).run()  # a rerun that keeps the map
+    assert "rank correlation of 0.47" in " ".join(m.value for m in at.markdown)
+    second = open_link(link)  # another student in the class
+    assert "rank correlation of 0.47" in " ".join(m.value for m in second.markdown)
+    assert calls == [6]
+
+    at.slider(key="saliency.sanity_layers").set_value(2).run()  # on: recomputed for 2 layers
+    assert not at.exception and not at.error, errors(at)
+    assert calls == [6, 2]
+    at.toggle(key="saliency.sanity").set_value(False).run()
+    assert not [m for m in at.markdown if "rank correlation" in m.value]
+
+
+def test_a_link_with_unusable_values_opens_at_the_defaults_with_one_notice():
+    at = open_link(
+        {
+            "saliency.method": "Nonsense",
+            "saliency.alpha": "7",
+            "saliency.target_mode": "Any class",
+            "saliency.target_class": "5000: not a class",
+            "saliency.model": "x" * 10_000,
+        }
+    )
+    assert not at.error, errors(at)
+    assert at.selectbox(key="saliency.method").value == "vanilla"
+    assert at.slider(key="saliency.alpha").value == 0.5
+    assert at.selectbox(key="saliency.model").value == "efficientnet_lite0"
+    assert at.selectbox(key="saliency.target_class").value == 285  # the predicted class
+    assert metric(at, "Images through the model") == "1"
+    [toast] = at.toast
+    for key in ("saliency.method", "saliency.alpha", "saliency.target_class", "saliency.model"):
+        assert f"`{key}`" in toast.value
+    assert "saliency.target_mode" not in toast.value

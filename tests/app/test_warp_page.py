@@ -7,13 +7,16 @@ import io
 import itertools
 import json
 import re
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import pytest
 from PIL import Image
+from streamlit.testing.v1 import AppTest
 
 from core import warp
 from core.images import load_sample
+from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
 
 
 def metrics(at) -> dict[str, str]:
@@ -491,3 +494,196 @@ def test_difference_map_is_pooled_for_the_browser(page):
     z = np.asarray(z, dtype=float)
     assert max(z.shape) <= 320
     assert float(z.max()) == pytest.approx(float(metrics(at)["Whole-image max |Δ|"]), rel=1e-2)
+
+
+# ------------------------------------------------------------------------------------------
+# Lesson links (issue 14): every control is in the URL, and a link opens the same computed view
+# ------------------------------------------------------------------------------------------
+
+
+def open_cold(params: dict[str, str]) -> AppTest:
+    """The warp page opened from a link, as a student clicking it: a new session, no state."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params)
+    at.switch_page("app_pages/warp.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    return at
+
+
+def url_value(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def set_widget(at: AppTest, kind: str, key: str, value: object) -> None:
+    widget = getattr(at, kind)(key=key)
+    if kind == "text_area":
+        widget.input(value)
+    elif kind == "selectbox":
+        widget.select(value)
+    else:
+        widget.set_value(value)
+    at.run()
+    assert not at.exception, at.exception
+
+
+def computed(at: AppTest) -> dict[str, object]:
+    """What the warp produced: the four |Δ| metrics, the verdict, and every matrix shown."""
+    return {
+        "metrics": metrics(at),
+        "verdict": [v.value for v in (*at.warning, *at.success)],
+        "errors": errors(at),
+        "formulas": formulas(at),
+    }
+
+
+# (kind, key, value) in the order a user sets them: one link per way of defining M.
+LINKS = {
+    "sliders": [
+        ("slider", "warp.angle", -40.0),
+        ("slider", "warp.scale", 1.3),
+        ("slider", "warp.shear_x", 0.2),
+        ("slider", "warp.tx", 10),
+        ("selectbox", "warp.padding", "border"),
+        ("radio", "warp.size_mode", "Half (shrink)"),
+    ],
+    "matrix": [
+        ("radio", "warp.definition", "Matrix entries"),
+        ("text_area", "warp.matrix_text", "[[0.8, 0.3, 20], [-0.2, 1.1, -10]]"),
+        ("toggle", "warp.notes", True),
+        ("toggle", "warp.align_corners", True),
+        ("selectbox", "warp.mode", "bicubic"),
+    ],
+    "points": [
+        ("radio", "warp.definition", "Point pairs"),
+        ("number_input", "warp.p0_dx", 40.0),
+        ("number_input", "warp.p2_dy", 260.0),
+        ("radio", "warp.size_mode", "Custom"),
+        ("number_input", "warp.out_w", 300),
+        ("number_input", "warp.out_h", 200),
+        ("toggle", "warp.notes", True),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(LINKS))
+def test_cold_link_computes_what_the_widgets_compute(page, name):
+    """A link with a mode, a text or point inputs and several values opens the same warp: the
+    same |Δ| metrics, verdict (with its measured shift) and matrices as setting the controls."""
+    at = page
+    for kind, key, value in LINKS[name]:
+        set_widget(at, kind, key, value)
+    assert not at.error
+    expected = computed(at)
+    cold = open_cold({key: url_value(value) for _, key, value in LINKS[name]})
+    assert not cold.toast, [t.value for t in cold.toast]  # the link was used whole
+    for kind, key, value in LINKS[name]:
+        assert getattr(cold, kind)(key=key).value == value, key
+    assert computed(cold) == expected
+
+
+DEFAULT_MATRIX_TEXT = "0.869333  0.232937  -5.42408\n-0.232937  0.869333  71.9455"  # chelsea
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("[[0.8, 0.3, 20], [-0.2, 1.1, -10]]", True),
+        ("1 2 0\n2 4 0", True),  # six numbers, singular: the page says why (a lesson)
+        ("1 0 x\n0 1 0", False),
+        ("1 0\n0 1", False),
+        ("7" * 10_000, False),
+    ],
+    ids=["valid", "singular", "not-a-number", "five-numbers", "10000-chars"],
+)
+def test_matrix_link(text, kept):
+    """``?warp.definition=Matrix+entries&warp.matrix_text=...``: a matrix the page can show is
+    used; text that is not six numbers opens the matrix at its default, with one notice."""
+    at = open_cold({"warp.definition": "Matrix entries", "warp.matrix_text": text})
+    box = at.text_area(key="warp.matrix_text")
+    notices = [t.value for t in at.toast]
+    if kept:
+        assert box.value == text
+        assert not notices
+        if "singular" in errors(at):
+            assert "determinant 0" in errors(at) and "Hint" in errors(at)
+        else:
+            assert not at.error and any("M =" in f and "0.8" in f for f in formulas(at))
+    else:
+        assert box.value == DEFAULT_MATRIX_TEXT
+        assert not at.error and interior_max(at) <= 2  # the default matrix, warped
+        assert len(notices) == 1 and "`warp.matrix_text`" in notices[0]
+        assert "warp.matrix_text" not in at.query_params
+
+
+def test_controls_keep_their_values_across_a_page_switch(page):
+    """ui/state.py is gone: persist_state keeps every section's controls through a visit to
+    another page, including those a choice hides (the other ways to define M)."""
+    at = page
+    for kind, key, value in [
+        ("slider", "warp.angle", -60.0),
+        ("slider", "warp.tx", 15),
+        ("toggle", "warp.notes", True),
+        ("selectbox", "warp.padding", "border"),
+        ("radio", "warp.definition", "Matrix entries"),
+        ("text_area", "warp.matrix_text", "1 0 3\n0 1 4"),
+        ("radio", "warp.definition", "Point pairs"),
+        ("number_input", "warp.p0_dx", 40.0),
+        ("radio", "warp.size_mode", "Custom"),
+        ("number_input", "warp.out_w", 97),
+    ]:
+        set_widget(at, kind, key, value)
+    before = computed(at)
+    at.switch_page("app_pages/home.py").run()
+    assert not at.exception
+    at.switch_page("app_pages/warp.py").run()
+    assert not at.exception, at.exception
+    assert at.radio(key="warp.definition").value == "Point pairs"
+    assert at.number_input(key="warp.p0_dx").value == 40.0
+    assert at.number_input(key="warp.out_w").value == 97
+    assert at.toggle(key="warp.notes").value is True
+    assert at.selectbox(key="warp.padding").value == "border"
+    assert computed(at) == before
+    set_widget(at, "radio", "warp.definition", "Matrix entries")
+    assert at.text_area(key="warp.matrix_text").value == "1 0 3\n0 1 4"
+    set_widget(at, "radio", "warp.definition", "Sliders")
+    assert at.slider(key="warp.angle").value == -60.0
+    assert at.slider(key="warp.tx").value == 15
+    assert not at.warning or "notes' affine2theta" in at.warning[0].value
+
+
+def test_longest_link_fits(page):
+    """Every bound control off its default and the longest matrix text the page takes, each of
+    its characters one that URL-encodes to three: the link is still under 2,000 characters."""
+    keys = set()
+    for definition in ("Sliders", "Matrix entries", "Point pairs"):
+        set_widget(page, "radio", "warp.definition", definition)
+        for kind in ("slider", "selectbox", "radio", "toggle", "number_input", "text_area"):
+            keys |= {w.key for w in getattr(page, kind) if w.key}
+        if definition == "Matrix entries":
+            max_chars = page.text_area(key="warp.matrix_text").proto.max_chars
+    assert {"warp.matrix_text", "warp.p2_dy", "warp.cy", "sidebar.device"} <= keys
+    assert 0 < max_chars <= 1000  # a 10,000-character paste is not a matrix
+    params = {key: "-1234.5678" for key in keys}
+    params["warp.definition"] = "Matrix entries"
+    params["warp.matrix_text"] = "[" * max_chars
+    assert len(f"http://localhost:8501/warp?{urlencode(params)}") < 2000
+
+
+# The ready-made lessons for this page (issue 14): query string -> the text that proves it.
+LESSONS = {
+    # The notes' affine2theta is half a pixel off with align_corners=False: 0.36 px at 30°, ×1.3.
+    "warp.notes=true&warp.scale=1.3": "|shift| = 0.360 px",
+    # With align_corners=True the same 2/W rescales about the top-left corner instead.
+    "warp.notes=true&warp.align_corners=true": "misplaced by 0.372 px on average",
+    # Rows proportional: the 2x2 part has determinant 0, so no inverse, no warp.
+    "warp.definition=Matrix+entries&warp.matrix_text=1+2+0%0A2+4+0": "has determinant 0",
+}
+
+
+@pytest.mark.parametrize("query", list(LESSONS))
+def test_lesson_link_shows_its_point(query):
+    at = open_cold(dict(parse_qsl(query)))
+    assert not at.toast
+    shown = " ".join([errors(at), *(w.value for w in at.warning)])
+    assert LESSONS[query] in shown

@@ -1,0 +1,151 @@
+"""The app's ready-made lessons: links that open a page in a state that makes one point.
+
+One list, :data:`LESSON_LINKS`, is the only place a lesson is written: the Home page draws it,
+the README lists it (a test keeps the two in step), and the browser test opens every link cold
+and checks that the page shows :attr:`LessonLink.shows`. Parameter names are the pages' widget
+keys (``ui/links.py`` binds each control to the URL under its key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+
+@dataclass(frozen=True)
+class LessonLink:
+    """One lesson: a page (``slug``), the query parameters that set it up, a short title, one
+    sentence saying what it shows, and ``shows``: text the page then displays that proves the
+    point (a number the real operation computed; tests look for it on the page)."""
+
+    slug: str
+    params: tuple[tuple[str, str], ...]
+    title: str
+    sentence: str
+    shows: str
+
+    @property
+    def query(self) -> str:
+        """The URL's query string, ``key=value&...``, encoded."""
+        return urlencode(self.params)
+
+    @property
+    def path(self) -> str:
+        """The link relative to the app's root, e.g. ``/warp?warp.notes=true``."""
+        return f"/{self.slug}?{self.query}"
+
+
+LESSON_LINKS: tuple[LessonLink, ...] = (
+    LessonLink(
+        "batchnorm",
+        (("batchnorm.steps", "1"),),
+        "BatchNorm in eval() after 1 step",
+        "eval() normalizes with running_mean/var, which start at 0 and 1: after one step the "
+        "running mean is far from the data's mean of 2 (notes 000:11).",
+        "running_mean 0.2134",
+    ),
+    LessonLink(
+        "batchnorm",
+        (("batchnorm.steps", "10"),),
+        "BatchNorm in eval() after 10 steps",
+        "Ten steps at momentum 0.1 bring the running mean only two thirds of the way to 2.",
+        "running_mean 1.302",
+    ),
+    LessonLink(
+        "batchnorm",
+        (("batchnorm.steps", "100"),),
+        "BatchNorm in eval() after 100 steps",
+        "After 100 steps the running statistics have caught up and eval() output is centred.",
+        "running_mean 1.939",
+    ),
+    LessonLink(
+        "batchnorm",
+        (
+            ("batchnorm.momentum", "0.01"),
+            ("batchnorm.steps", "100"),
+            ("batchnorm.module_tab", "Keras momentum"),
+        ),
+        "PyTorch's momentum is Keras' upside down",
+        "PyTorch's momentum weighs the new batch and Keras' the old average: Keras' default 0.99 "
+        "is PyTorch's 0.01, and after 100 steps its running mean is still far behind.",
+        "running_mean 1.261",
+    ),
+    LessonLink(
+        "batchnorm",
+        (("batchnorm.steps", "1"), ("batchnorm.track", "false")),
+        "track_running_stats=False: eval() is train()",
+        "Without running statistics eval() normalizes with the batch's own, exactly like train() "
+        "(notes 002:791).",
+        "max |train − eval| 0",
+    ),
+    LessonLink(
+        "warp",
+        (("warp.notes", "true"), ("warp.scale", "1.3")),
+        "The notes' affine2theta is half a pixel off",
+        "At 30° and scale 1.3 the notes' theta (align_corners=False) shifts every sample by "
+        "about 0.36 px; the corrected theta matches OpenCV.",
+        "|shift| = 0.360 px",
+    ),
+    LessonLink(
+        "warp",
+        (("warp.notes", "true"), ("warp.align_corners", "true")),
+        "align_corners=True moves the error",
+        "With align_corners=True the notes' 2/W scaling stretches the sampling about the "
+        "top-left corner instead of shifting it evenly.",
+        "misplaced by 0.372 px on average",
+    ),
+    LessonLink(
+        "warp",
+        (("warp.definition", "Matrix entries"), ("warp.matrix_text", "1 2 0\n2 4 0")),
+        "A singular matrix cannot be inverted",
+        "Proportional rows give determinant 0: grid_sample needs M's inverse, so nothing can "
+        "be warped and the page says why.",
+        "has determinant 0",
+    ),
+    LessonLink(
+        "memory",
+        (("memory.allocator_tab", "memory_stats"),),
+        "A 4-byte tensor reserves 2 MiB",
+        "torch.zeros(1) asks for 4 bytes; the caching allocator rounds the block up to 512 B and "
+        "reserves a whole 2 MiB segment from the GPU for it.",
+        "512 B allocated, 2 MiB reserved",
+    ),
+    LessonLink(
+        "memory",
+        (
+            ("memory.scenario", "Fragmentation OOM and retry"),
+            ("memory.allocator_tab", "Fragmentation"),
+        ),
+        "Out of memory with memory free",
+        "The free cached memory is split into pieces smaller than the request, so the allocation "
+        "fails until the cache is released and the call retried.",
+        "(fragmentation 50%)",
+    ),
+    LessonLink(
+        "memory",
+        (
+            ("memory.scenario", "empty_cache and a pinned segment"),
+            ("memory.allocator_tab", "Fragmentation"),
+        ),
+        "empty_cache releases only whole free segments",
+        "One live 4-byte tensor pins its 2 MiB segment: empty_cache() gives back 20 MiB and keeps "
+        "the 2 MiB.",
+        "2.00 MiB",
+    ),
+    LessonLink(
+        "saliency",
+        (("saliency.method", "SmoothGrad"),),
+        "SmoothGrad smooths the speckle",
+        "Averaging the gradients of 25 noisy copies spreads the map out: its brightest 1% of "
+        "pixels hold 2.3% of the total saliency, against 5.3% for one vanilla gradient.",
+        "they hold 2.3% of the total saliency",
+    ),
+    LessonLink(
+        "saliency",
+        (("saliency.recipe", "The notes' (000:2)"),),
+        "The notes' saliency recipe, reproduced",
+        "The notes' loss gradient, summed over channels and stretched between P1 and P99, "
+        "differs from the app's scaling by a few grey levels.",
+        "differ by up to 8 grey levels",
+    ),
+)

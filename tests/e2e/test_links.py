@@ -1,0 +1,208 @@
+"""Lesson links in a real browser: a view set through the UI is a URL that reproduces it.
+
+For every page: set three controls the way a teacher would (click, keys, pick an option), read a
+number the real operation computed and the URL, then open that URL in a new browser context on
+a freshly started server (a student's first visit) and assert the same number. Then every
+ready-made lesson link (core.lesson_links) is opened cold and must show the number it is about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from core.lesson_links import LESSON_LINKS
+from tests.e2e.conftest import SCREENSHOTS, start_server, stop_server
+from tests.e2e.test_browser import IDLE, SCRIPT_TIMEOUT_MS, assert_rendered, page_url
+from ui.links import MAX_LINK_CHARS
+
+pytestmark = pytest.mark.e2e
+
+TEACHER = {"width": 1280, "height": 720}
+TOAST = "[data-testid='stToast']"
+
+
+def wait_for_script(page) -> None:
+    page.wait_for_selector("[data-testid='stSidebar']", state="attached", timeout=SCRIPT_TIMEOUT_MS)
+    page.wait_for_selector("h1", timeout=SCRIPT_TIMEOUT_MS)
+    for _ in range(2):
+        page.wait_for_selector(IDLE, timeout=SCRIPT_TIMEOUT_MS)
+        page.wait_for_timeout(500)
+
+
+def _key(key: str) -> str:
+    return f".st-key-{key.replace('.', '-')}"
+
+
+def choose(page, key: str, option_text: str) -> None:
+    """Pick the option containing ``option_text`` in selectbox ``key``, typing to filter."""
+    box = page.locator(f"{_key(key)} [role='combobox']")
+    box.click()
+    box.fill(option_text)
+    page.locator("[role='option']", has_text=option_text).first.click()
+    wait_for_script(page)
+
+
+def click_label(page, key: str, label: str) -> None:
+    """Click the radio option (or toggle, checkbox) labelled ``label`` inside control ``key``."""
+    page.locator(_key(key)).get_by_text(label, exact=True).first.click()
+    wait_for_script(page)
+
+
+def press_slider(page, key: str, key_name: str, times: int) -> None:
+    """Move slider ``key`` with the keyboard, as a user tabbing through the page would."""
+    handle = page.locator(f"{_key(key)} input[type='range']").first
+    handle.focus()
+    for _ in range(times):
+        handle.press(key_name)
+    page.wait_for_timeout(300)
+    wait_for_script(page)
+
+
+def type_number(page, key: str, value: str) -> None:
+    """Type ``value`` into number input ``key`` and press Enter."""
+    box = page.locator(f"{_key(key)} input").first
+    box.fill(value)
+    box.press("Enter")
+    wait_for_script(page)
+
+
+def click_tab(page, label: str) -> None:
+    page.get_by_role("tab", name=label).first.click()
+    wait_for_script(page)
+
+
+def metric_value(page, label: str) -> str:
+    exact = re.compile(f"^{re.escape(label)}$")
+    metric = page.locator("[data-testid='stMetric']").filter(
+        has=page.locator("[data-testid='stMetricLabel']", has_text=exact)
+    )
+    return metric.first.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def main_match(page, pattern: str) -> str:
+    text = page.locator("[data-testid='stMain']").inner_text()
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} not on the page"
+    return found.group(1)
+
+
+@dataclass(frozen=True)
+class ViewCheck:
+    """Three controls set through the UI, and the computed number that must come back."""
+
+    slug: str
+    set_controls: Callable
+    read_number: Callable
+
+
+def _warp(page) -> None:
+    click_label(page, "warp.notes", "Notes' theta")
+    press_slider(page, "warp.scale", "ArrowRight", 6)
+    choose(page, "warp.mode", "bicubic")
+
+
+def _batchnorm(page) -> None:
+    type_number(page, "batchnorm.steps", "10")
+    type_number(page, "batchnorm.momentum", "0.3")
+    choose(page, "batchnorm.channel", "1")
+
+
+def _memory(page) -> None:
+    click_label(page, "memory.sim_total", "8 GB")
+    choose(page, "memory.scenario", "Fragmentation OOM and retry")
+    page.locator(f"{_key('memory.run_scenario')} button").click()
+    wait_for_script(page)
+    click_tab(page, "Fragmentation")
+
+
+def _saliency(page) -> None:
+    choose(page, "saliency.method", "Gradient x input")
+    click_label(page, "saliency.target_mode", "Any class")
+    choose(page, "saliency.target_class", "292: tiger")
+
+
+VIEWS = [
+    ViewCheck("batchnorm", _batchnorm, lambda page: metric_value(page, "eval() mean")),
+    ViewCheck("warp", _warp, lambda page: metric_value(page, "Interior mean |Δ|")),
+    ViewCheck("memory", _memory, lambda page: metric_value(page, "reserved")),
+    ViewCheck(
+        "saliency",
+        _saliency,
+        lambda page: main_match(page, r"they hold ([\d.]+% of the total saliency)"),
+    ),
+]
+
+
+def _open(browser, url: str):
+    context = browser.new_context(viewport=TEACHER)
+    page = context.new_page()
+    page.goto(url)
+    wait_for_script(page)
+    return context, page
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=[view.slug for view in VIEWS])
+def test_a_view_set_through_the_ui_reopens_on_a_fresh_server(server, browser, view):
+    context, page = _open(browser, page_url(server.url, view.slug))
+    try:
+        default_number = view.read_number(page)
+        view.set_controls(page)
+        assert_rendered(page, view.slug)
+        number = view.read_number(page)
+        assert number != default_number, "the three controls did not change the computed number"
+        url = page.url
+        assert "?" in url and len(url) <= MAX_LINK_CHARS, url
+        shown = page.locator("[data-testid='stSidebar'] [data-testid='stCode']").last.inner_text()
+        assert shown.strip() == url, "the sidebar's link is not the page's URL"
+    finally:
+        context.close()
+    fresh = start_server(f"link-{view.slug}")
+    try:
+        context, page = _open(browser, url.replace(server.url, fresh.url))
+        try:
+            assert_rendered(page, view.slug)
+            assert page.locator(TOAST).count() == 0, "a whole link showed a notice"
+            assert view.read_number(page) == number
+            SCREENSHOTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / f"link-{view.slug}.png"))
+        finally:
+            context.close()
+    finally:
+        stop_server(fresh)
+
+
+@pytest.fixture(scope="module")
+def lesson_server():
+    """A server no test has warmed: each lesson is a first visit."""
+    running = start_server("lessons")
+    yield running
+    stop_server(running)
+
+
+@pytest.mark.parametrize(
+    "lesson", LESSON_LINKS, ids=[f"{n}-{lesson.slug}" for n, lesson in enumerate(LESSON_LINKS)]
+)
+def test_every_lesson_link_opens_cold_on_its_point(lesson_server, browser, lesson):
+    context, page = _open(browser, lesson_server.url + lesson.path)
+    try:
+        assert_rendered(page, lesson.slug)
+        assert page.locator(TOAST).count() == 0, page.locator(TOAST).first.inner_text()
+        text = " ".join(page.locator("[data-testid='stMain']").inner_text().split())
+        assert lesson.shows in text, f"{lesson.shows!r} not shown by {lesson.path}"
+    finally:
+        context.close()
+
+
+def test_home_lists_every_lesson_as_a_link(server, browser):
+    context, page = _open(browser, page_url(server.url, "home"))
+    try:
+        for lesson in LESSON_LINKS:
+            link = page.get_by_role("link", name=lesson.title, exact=True)
+            assert link.count() == 1, lesson.title
+            assert link.get_attribute("href") == f"{lesson.slug}?{lesson.query}"
+    finally:
+        context.close()

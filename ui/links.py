@@ -1,0 +1,190 @@
+"""Lesson links: every value control is bound to the URL, and the page says what a link dropped.
+
+Controls use Streamlit's own binding: ``st.slider(..., key="warp.angle", **BOUND)``. The key is
+the query parameter's name (``?warp.angle=30``): the page prefix makes every name unique across
+the app, so one page's values never leak into another's, and tests, ``st.session_state`` and the
+URL all use one name per control. A value at its default leaves the URL clean; with
+``persist_state="session"`` a control keeps its value across page switches (this replaced the
+hand-written ``ui/state.py``).
+
+A link is user input. Streamlit drops a bound value it cannot use (wrong type, out of range, not
+an option) and clamps text to ``max_chars``; :func:`link_snapshot` before the page and
+:func:`report_link` after it compare the URL with what the controls ended up holding, remove
+parameters no control on this page reads, and show one short notice naming what was dropped.
+Text that Streamlit accepts but the page cannot parse (a matrix, a tensor) is checked by the page
+with :func:`reject_unusable_link_value` before it draws the control.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from urllib.parse import urlencode
+
+import streamlit as st
+
+#: Keyword arguments that bind a value control to the URL and keep it across page switches.
+BOUND: dict[str, str] = {"bind": "query-params", "persist_state": "session"}
+
+#: Longest link the "Link to this view" box hands out (old browsers and chat apps cut longer).
+MAX_LINK_CHARS = 2000
+#: What a link never carries, said under the link.
+NOT_CARRIED = (
+    "It does not carry uploaded files or models you uploaded: whoever opens it gets the "
+    "bundled samples instead."
+)
+
+_REJECTED = "_links.rejected"  # keys a page rejected in this run (session state, per session)
+
+
+def link_snapshot() -> dict[str, list[str]]:
+    """The URL's query parameters at the start of a run, every value of each, as given."""
+    st.session_state[_REJECTED] = []
+    params = st.query_params
+    return {key: params.get_all(key) for key in params}
+
+
+def reject_unusable_link_value(key: str, is_usable: Callable[[str], bool]) -> None:
+    """Before drawing the text control ``key``: when the URL holds a value for it that the page
+    cannot use (``is_usable(value)`` is False), remove it so the control opens at its default,
+    and remember it for the notice. Call on every run; only a value from a link is checked."""
+    value = st.query_params.get(key)
+    if value is None or _is_bound(key):
+        return  # no value, or the control already took it (bound): the user's own edit
+    if is_usable(value):
+        return
+    del st.query_params[key]
+    # Controls read the URL as it was when the run started (Streamlit keeps a copy), so the
+    # value must leave that copy too, or the control would still open with it.
+    with _query_params() as params:
+        params._initial_query_params.pop(key, None)
+    st.session_state.setdefault(_REJECTED, []).append(key)
+
+
+def report_link(snapshot: Mapping[str, list[str]]) -> None:
+    """After the page ran: drop what no control read, show the notice, draw the view's link."""
+    dropped = dropped_params(snapshot)
+    unknown = [key for key in st.query_params if not _is_bound(key)]
+    for key in unknown:
+        del st.query_params[key]
+    message = link_notice(dropped, len(unknown))
+    if message:
+        st.toast(message, icon=":material/link_off:", duration="long")
+    _view_link_box()
+
+
+def dropped_params(snapshot: Mapping[str, list[str]]) -> list[str]:
+    """Names of the link's bound parameters the page could not use as given, in link order."""
+    rejected = set(st.session_state.get(_REJECTED, []))
+    dropped = []
+    for key, given in snapshot.items():
+        if key in rejected or (_is_bound(key) and not _value_kept(key, given)):
+            dropped.append(key)
+    return dropped
+
+
+def link_notice(dropped: list[str], unknown: int) -> str:
+    """The one short notice, or ``""`` when the link was used whole. Names come from the page's
+    own controls (never the link's text); unknown names are only counted."""
+    parts = []
+    if dropped:
+        names = ", ".join(f"`{key}`" for key in dropped)
+        parts.append(f"{names}: value not usable, so at the default")
+    if unknown:
+        parts.append(f"{unknown} unknown parameter{'s' if unknown > 1 else ''} ignored")
+    if not parts:
+        return ""
+    return "This link was not used whole. " + "; ".join(parts) + "."
+
+
+def view_link(base_url: str, params: Mapping[str, list[str]]) -> tuple[str, list[str]]:
+    """The link to ``base_url`` with ``params``, at most :data:`MAX_LINK_CHARS` long: the longest
+    values are left out until it fits. Returns the link and the names left out."""
+    kept = dict(params)
+    left_out: list[str] = []
+    while True:
+        query = urlencode([(key, value) for key, values in kept.items() for value in values])
+        link = f"{base_url}?{query}" if query else base_url
+        if len(link) <= MAX_LINK_CHARS or not kept:
+            return link, left_out
+        longest = max(kept, key=lambda key: sum(len(value) for value in kept[key]))
+        left_out.append(longest)
+        del kept[longest]
+
+
+def _view_link_box() -> None:
+    """The sidebar's "Link to this view": the current URL in a code box (one-click copy)."""
+    base = st.context.url
+    if not base:
+        return  # no browser (AppTest): nothing to link to
+    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    link, left_out = view_link(base, params)
+    with st.sidebar:
+        st.subheader("Link to this view", anchor=False)
+        st.code(link, language=None, wrap_lines=True)
+        note = "Opens this page with these controls for anyone. " + NOT_CARRIED
+        if left_out:
+            note += (" Your edit of " + ", ".join(f"`{key}`" for key in left_out) + " is too "
+                     "long for a link: the link holds the preset, not the edit.")
+        st.caption(note)
+
+
+def _query_params():
+    """Streamlit's query-parameter state for this session. Streamlit has no public call that says
+    whether a parameter is bound or what a control accepts; its binding table is the one source
+    (tests/test_links.py and tests/app/test_hostile_links.py fail when an upgrade moves it)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    return get_session_state().query_params()
+
+
+def _is_bound(key: str) -> bool:
+    """Whether a control drawn in this run reads query parameter ``key``."""
+    with _query_params() as params:
+        return bool(params.is_bound(key))
+
+
+def _options_of(key: str) -> list[str] | None:
+    """The option labels the control bound to ``key`` accepts in a URL, or ``None`` when it is
+    not a choice (a number, a switch, text)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    with _query_params() as params:
+        binding = params.get_binding_for_param(key)
+    if binding is None:
+        return None
+    metadata = get_session_state()._state.get_widget_metadata(binding.widget_id)
+    return None if metadata is None else metadata.formatted_options
+
+
+def _value_kept(key: str, given: list[str]) -> bool:
+    """Whether control ``key`` holds what the link asked: either the URL still says it, or the
+    link asked for the default (Streamlit leaves defaults out of the URL)."""
+    now = st.query_params.get_all(key)
+    if now:
+        return _same_values(now, given)
+    options = _options_of(key)
+    if options is not None:  # a choice: the link named a real option, which is the default
+        return all(value in options for value in given)
+    return _same_values(_as_url_values(st.session_state.get(key)), given)
+
+
+def _as_url_values(value: object) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def _same_values(a: list[str], b: list[str]) -> bool:
+    return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_value(a: str, b: str) -> bool:
+    """``"0.10"`` and ``"0.1"``, ``"True"`` and ``"true"`` are the same value in a link."""
+    if a.strip().lower() == b.strip().lower():
+        return True
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
