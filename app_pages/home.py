@@ -6,7 +6,7 @@ import torch
 
 from core import environment, seeding
 from core.environment import collect_environment
-from core.lesson_links import LESSON_LINKS
+from core.lesson_links import lessons_markdown
 from core.notes import cite
 from ui.image_input import image_input
 from ui.lesson import lazy_expander
@@ -58,16 +58,8 @@ st.markdown(
     "point, in a new tab; hand it to a class as it is. Every page's sidebar also has a **Link "
     "to this view** for the view you set up yourself."
 )
-titles = {page.slug: page.title for page in LESSONS}
-# One markdown list, not a widget per lesson: 16 links cost one element for a class of 50.
-# Relative links ("warp?...") keep working when the app is served under a path prefix.
-st.markdown(
-    "\n".join(
-        f"- **[{lesson.title}]({lesson.slug}?{lesson.query})** ({titles.get(lesson.slug, '')}): "
-        f"{lesson.sentence}"
-        for lesson in LESSON_LINKS
-    )
-)
+# One markdown list, not a widget per lesson: 17 links cost one element for a class of 50.
+st.markdown(lessons_markdown("", {page.slug: page.title for page in LESSONS}))
 
 st.header("Your environment", anchor=False)
 st.markdown("Read live from this Python process every time the page runs.")

@@ -82,9 +82,7 @@ def _index_figure(x_text: str, expr: str, name: str, pos: ix.Pos) -> go.Figure:
 
 
 def _preset_label(key: str) -> str:
-    p = ix.PRESETS_BY_KEY[key]
-    source = cite(p.ref) if p.verbatim else f"variation of {cite(p.ref)}"
-    return f"{p.title} · {source}"
+    return ix.PRESETS_BY_KEY[key].menu_label
 
 
 def preset_citation(p: ix.Preset) -> None:

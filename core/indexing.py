@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from core.notes import LiveRun, NotesCallout, NotesRef, run_live, verdict_if
+from core.notes import LiveRun, NotesCallout, NotesRef, cite, run_live, verdict_if
 
 Pos = tuple[int, ...]
 Scalar = int | float
@@ -1274,6 +1274,13 @@ class Preset:
     def notes_ref(self) -> NotesRef:
         """:attr:`ref` as a :class:`core.notes.NotesRef`."""
         return NotesRef.parse(self.ref)
+
+    @property
+    def menu_label(self) -> str:
+        """The preset menu's label, which is also the value a link carries for it
+        (``?indexing.preset=...``): the title and where it comes from in the notes."""
+        source = cite(self.ref) if self.verbatim else f"variation of {cite(self.ref)}"
+        return f"{self.title} · {source}"
 
 
 PRESETS: tuple[Preset, ...] = (

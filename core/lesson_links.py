@@ -8,8 +8,11 @@ keys (``ui/links.py`` binds each control to the URL under its key).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
+
+from core.indexing import PRESETS_BY_KEY
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,28 @@ class LessonLink:
         return f"/{self.slug}?{self.query}"
 
 
+def _preset(key: str) -> tuple[str, str]:
+    """The indexing page's preset menu as a link names it (its label; see Preset.menu_label)."""
+    return ("indexing.preset", PRESETS_BY_KEY[key].menu_label)
+
+
 LESSON_LINKS: tuple[LessonLink, ...] = (
+    LessonLink(
+        "indexing",
+        (_preset("scatter_y2"),),
+        "y2: two writes to one cell",
+        "In the notes' y2 two index entries send x[0][0] and x[1][0] to the same cell: one of "
+        "them wins, and which one is unspecified (notes 002:926).",
+        "out[0][0] = src[0][0] = 0.3992 or src[1][0] = 0.5735 -> 0.5735",
+    ),
+    LessonLink(
+        "indexing",
+        (_preset("gather_out_of_range"),),
+        "gather with an index out of range",
+        "Index 3 on a dimension of size 3 is refused by torch with an error naming the bad "
+        "index, instead of reading whatever lies past the row (notes 002:1041).",
+        "index 3 is out of bounds for dimension 1 with size 3",
+    ),
     LessonLink(
         "batchnorm",
         (("batchnorm.steps", "1"),),
@@ -103,6 +127,38 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
         "has determinant 0",
     ),
     LessonLink(
+        "saliency",
+        (("saliency.sanity", "true"),),
+        "The saliency randomisation test",
+        "Re-draw the model's layers at random from the top: a map that explains what the model "
+        "learned changes at once (Adebayo et al. 2018).",
+        "Randomizing only the top layer (_fc) gives a rank correlation of 0.32",
+    ),
+    LessonLink(
+        "saliency",
+        (("saliency.method", "SmoothGrad"),),
+        "SmoothGrad smooths the speckle",
+        "Averaging the gradients of 25 noisy copies spreads the map out: its brightest 1% of "
+        "pixels hold 2.3% of the total saliency, against 5.3% for one vanilla gradient.",
+        "they hold 2.3% of the total saliency",
+    ),
+    LessonLink(
+        "saliency",
+        (("saliency.recipe", "The notes' (000:2)"),),
+        "The notes' saliency recipe, reproduced",
+        "The notes' loss gradient, summed over channels and stretched between P1 and P99, "
+        "differs from the app's scaling by a few grey levels.",
+        "differ by up to 8 grey levels",
+    ),
+    LessonLink(
+        "flow",
+        (("flow.mask", "Stripes"), ("flow.hole_size", "40"), ("flow.max_window", "9")),
+        "A hole wider than the largest window stays a hole",
+        "Stripes 40 px wide and windows up to 9x9: the middle of each stripe has no valid "
+        "neighbour within reach, so those values stay NaN until max_window grows.",
+        "38,400 hole values stayed NaN",
+    ),
+    LessonLink(
         "memory",
         (("memory.allocator_tab", "memory_stats"),),
         "A 4-byte tensor reserves 2 MiB",
@@ -132,20 +188,20 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
         "the 2 MiB.",
         "2.00 MiB",
     ),
-    LessonLink(
-        "saliency",
-        (("saliency.method", "SmoothGrad"),),
-        "SmoothGrad smooths the speckle",
-        "Averaging the gradients of 25 noisy copies spreads the map out: its brightest 1% of "
-        "pixels hold 2.3% of the total saliency, against 5.3% for one vanilla gradient.",
-        "they hold 2.3% of the total saliency",
-    ),
-    LessonLink(
-        "saliency",
-        (("saliency.recipe", "The notes' (000:2)"),),
-        "The notes' saliency recipe, reproduced",
-        "The notes' loss gradient, summed over channels and stretched between P1 and P99, "
-        "differs from the app's scaling by a few grey levels.",
-        "differ by up to 8 grey levels",
-    ),
 )
+
+
+def lessons_markdown(base: str, page_titles: Mapping[str, str]) -> str:
+    """Every lesson as a markdown list item, ``- **[title](base + path)** (page): sentence``.
+
+    ``base`` prefixes each link: ``""`` gives relative links (``warp?...``, the Home page: they
+    keep working when the app is served under a path prefix), ``"http://localhost:8501/"`` the
+    README's. ``page_titles`` maps a slug to its page's title. Titles and sentences are this
+    module's own text, never a visitor's.
+    """
+    return "\n".join(
+        f"- **[{lesson.title}]({base}{lesson.slug}?{lesson.query})** "
+        f"({page_titles.get(lesson.slug, lesson.slug)}): {lesson.sentence}"
+        for lesson in LESSON_LINKS
+    )
+

@@ -107,6 +107,8 @@ def test_view_link_is_the_url_when_short():
     assert link == "http://h/warp?warp.angle=45&sidebar.seed=3"
     assert left_out == []
     assert links.view_link("http://h/warp", {}) == ("http://h/warp", [])
+    # the Home page's base URL has no path: the link is what the browser's address bar shows
+    assert links.view_link("http://h:8501", {"sidebar.seed": ["7"]})[0] == "http://h:8501/?sidebar.seed=7"
 
 
 def test_view_link_leaves_out_the_longest_edit_until_it_fits():
@@ -115,3 +117,15 @@ def test_view_link_leaves_out_the_longest_edit_until_it_fits():
     assert len(link) <= links.MAX_LINK_CHARS
     assert left_out == ["indexing.src"]
     assert "indexing.preset=y2" in link and "indexing.dim=1" in link
+
+
+def test_readme_lists_every_lesson_as_the_app_does():
+    """The README's Lessons section is LESSON_LINKS, as the Home page draws it (absolute links)."""
+    from core.lesson_links import LESSON_LINKS, lessons_markdown
+    from ui.registry import LESSONS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Lessons\n", 1)[1].split("\n## ", 1)[0]
+    expected = lessons_markdown("http://localhost:8501/", {p.slug: p.title for p in LESSONS})
+    assert expected in section, f"README's lessons differ from LESSON_LINKS; they are:\n{expected}"
+    assert len(LESSON_LINKS) >= 12

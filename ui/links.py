@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -100,6 +100,8 @@ def link_notice(dropped: list[str], unknown: int) -> str:
 def view_link(base_url: str, params: Mapping[str, list[str]]) -> tuple[str, list[str]]:
     """The link to ``base_url`` with ``params``, at most :data:`MAX_LINK_CHARS` long: the longest
     values are left out until it fits. Returns the link and the names left out."""
+    if not urlsplit(base_url).path:
+        base_url += "/"  # Home's st.context.url has no path; a browser shows "host/?..."
     kept = dict(params)
     left_out: list[str] = []
     while True:

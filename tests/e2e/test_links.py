@@ -125,7 +125,40 @@ def _saliency(page) -> None:
     choose(page, "saliency.target_class", "292: tiger")
 
 
+def _home(page) -> None:
+    type_number(page, "sidebar.seed", "7")
+    click_label(page, "sidebar.cudnn_deterministic", "cuDNN deterministic")
+    choose(page, "home.image.sample", "coffee.png")
+
+
+def _home_numbers(page) -> tuple[str, str]:
+    """The chosen image's size as decoded, and cuDNN's flag as torch reports it now."""
+    return (
+        main_match(page, r"(\d+x\d+ RGB)"),
+        main_match(page, r"Read now: (deterministic = \w+)"),
+    )
+
+
+def _indexing(page) -> None:
+    choose(page, "indexing.preset", "y2: the same x")
+    choose(page, "indexing.reduce", "prod")
+    click_label(page, "indexing.include_self", "include_self")
+
+
+def _flow(page) -> None:
+    choose(page, "flow.mask", "Stripes")
+    press_slider(page, "flow.hole_size", "ArrowRight", 28)
+    press_slider(page, "flow.max_window", "ArrowLeft", 2)
+
+
+def _flow_summary(page) -> str:
+    return page.locator(_key("flow.windows_summary")).inner_text().strip()
+
+
 VIEWS = [
+    ViewCheck("home", _home, _home_numbers),
+    ViewCheck("indexing", _indexing, lambda page: main_match(page, r"(out\[0\]\[0\] = [^\n]+)")),
+    ViewCheck("flow", _flow, _flow_summary),
     ViewCheck("batchnorm", _batchnorm, lambda page: metric_value(page, "eval() mean")),
     ViewCheck("warp", _warp, lambda page: metric_value(page, "Interior mean |Δ|")),
     ViewCheck("memory", _memory, lambda page: metric_value(page, "reserved")),
