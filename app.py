@@ -14,18 +14,22 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ui.gc_freeze import after_script_run
-from ui.links import link_snapshot, report_link
+from ui.i18n import _, start_language
+from ui.links import link_snapshot, report_link, translate_link_labels
 from ui.registry import available_pages
 from ui.settings import render_sidebar
 from ui.turns import turn_released
 
 st.set_page_config(page_title="Torch Playground", page_icon=":material/science:", layout="wide")
 
+# The language first: the navigation's page titles are already in it (ui/i18n.py).
+language, lang_rejected = start_language()
+translate_link_labels(language)  # a link's menu labels, in this visitor's language
 navigation = st.navigation(
     [
         st.Page(
             page.relative_script,
-            title=page.title,
+            title=_(page.title),
             icon=page.icon,
             url_path=page.slug,
             default=page.slug == "home",
@@ -33,7 +37,7 @@ navigation = st.navigation(
         for page in available_pages()
     ]
 )
-link = link_snapshot()  # the URL as given, before controls correct it (ui/links.py)
+link = link_snapshot(lang_rejected)  # the URL as given, before controls correct it (ui/links.py)
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
 with turn_released():

@@ -181,7 +181,8 @@ class NotesCallout:
     """One place where the notes are wrong or out of date, checked live.
 
     ``quote_zh`` is the notes' text verbatim (a test finds it at ``ref`` in the notes);
-    ``gloss_en`` says in English what it claims; ``today`` is what PyTorch does now, written
+    ``gloss_en`` says in English what it claims; ``today`` is what PyTorch does now (a template
+    when ``today_args`` fills it; title, gloss and today are marked ``N_`` for the catalog), written
     from ``run`` (the caller picks the sentence by looking at the run's result, so a change in
     PyTorch changes the sentence); ``verdict`` is one of :data:`VERDICTS`. ``evidence_by`` names
     what produced the live result when it is not PyTorch itself (the allocator simulator on a
@@ -197,6 +198,14 @@ class NotesCallout:
     today: str
     run: LiveRun
     evidence_by: str = ""
+    #: Values for the ``{placeholders}`` of ``today`` when it is a template (so the page can
+    #: translate the sentence, then put the live numbers in): ``(("n", "3"),)``.
+    today_args: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def today_text(self) -> str:
+        """``today`` with its placeholders filled (English; pages translate the template)."""
+        return self.today.format(**dict(self.today_args)) if self.today_args else self.today
 
     @property
     def quote_display(self) -> str:
@@ -219,13 +228,6 @@ def verdict_if(confirmed: bool, verdict: str) -> str:
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
     return verdict if confirmed else "incomplete"
-
-
-def today_heading(callout: NotesCallout) -> str:
-    """The heading over the live side of a callout: who did what the box reports."""
-    if callout.evidence_by:
-        return f"Today, {callout.evidence_by} does"
-    return f"PyTorch {callout.run.torch_version} does"
 
 
 def all_callouts() -> list[NotesCallout]:

@@ -18,10 +18,10 @@ from core.notes import (
     normalise_notes_text,
     quote_is_at,
     run_live,
-    today_heading,
     verdict_if,
 )
 from tests.notes_marks import needs_notes
+from ui.notes_callout import today_heading
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,10 +14,12 @@ from core.images import (
     list_samples,
     load_sample,
 )
+from core.text import N_
+from ui.i18n import _, tr, translator
 from ui.links import BOUND
 
-SAMPLE = "Bundled sample"
-UPLOAD = "Upload a file"
+SAMPLE = N_("Bundled sample")
+UPLOAD = N_("Upload a file")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -30,7 +32,10 @@ def _decode_upload(uploaded, max_side: int) -> DecodedImage | None:
     try:
         return decode_image(uploaded.getvalue(), max_side=max_side)
     except ImageDecodeError as error:
-        st.error(f"Could not use this upload: {error}", icon=":material/broken_image:")
+        st.error(
+            _("Could not use this upload: {error}").format(error=tr(error)),
+            icon=":material/broken_image:",
+        )
         return None
 
 
@@ -39,7 +44,7 @@ def image_input(
     *,
     max_side: int = DEFAULT_MAX_SIDE,
     default_sample: str = "chelsea.png",
-    label: str = "Image",
+    label: str = N_("Image"),
 ) -> np.ndarray | None:
     """Let the user pick a bundled sample or upload an image; return it as RGB uint8 (H, W, 3).
 
@@ -50,32 +55,35 @@ def image_input(
     samples = list_samples()
     # The source and sample choice are in the URL and survive page switches; an upload cannot be.
     source = st.radio(
-        label,
+        _(label),
         [SAMPLE, UPLOAD],
+        format_func=translator(),
         horizontal=True,
         key=f"{key}.source",
         **BOUND,
-        help="Samples ship inside the scikit-image package, so they work offline.",
+        help=_("Samples ship inside the scikit-image package, so they work offline."),
     )
     if source == SAMPLE:
         if not samples:
-            st.error("No bundled samples were found: is scikit-image installed?")
+            st.error(_("No bundled samples were found: is scikit-image installed?"))
             return None
         index = samples.index(default_sample) if default_sample in samples else 0
-        name = st.selectbox("Sample image", samples, index=index, key=f"{key}.sample", **BOUND)
+        name = st.selectbox(
+            _("Sample image"), samples, index=index, key=f"{key}.sample", **BOUND
+        )
         decoded = _cached_sample(name, max_side)
     else:
         uploaded = st.file_uploader(
-            "Upload an image (PNG, JPEG, WebP, BMP, TIFF, GIF)",
+            _("Upload an image (PNG, JPEG, WebP, BMP, TIFF, GIF)"),
             type=list(UPLOAD_EXTENSIONS),
             key=f"{key}.upload",
         )
         if uploaded is None:
-            st.info("Choose an image file to continue.", icon=":material/upload:")
+            st.info(_("Choose an image file to continue."), icon=":material/upload:")
             return None
         decoded = _decode_upload(uploaded, max_side)
         if decoded is None:
             return None
     for note in decoded.notes:
-        st.info(note, icon=":material/info:")
+        st.info(tr(note), icon=":material/info:")
     return decoded.rgb

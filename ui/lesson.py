@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui.i18n import _
 from ui.turns import take_turn
 
 
@@ -34,14 +35,15 @@ def lesson_layout(
 ) -> LessonLayout:
     """Draw the header and return the page's figure, controls and details containers.
 
-    ``look_at`` is one sentence naming what to look at in the figure, as markdown (the app's
-    own text, never user input). ``figure_share`` is the figure column's share of
-    the width (0.5-0.85); the controls take the rest.
+    ``title`` and ``look_at`` (one sentence naming what to look at in the figure, as markdown:
+    the app's own text, never user input) are English msgids, translated here.
+    ``figure_share`` is the figure column's share of the width (0.5-0.85); the controls take
+    the rest.
     """
     if not 0.5 <= figure_share <= 0.85:
         raise ValueError(f"figure_share must be between 0.5 and 0.85, got {figure_share}")
-    st.title(title, anchor=False)
-    st.markdown(f"**Look at:** {look_at}")
+    st.title(_(title), anchor=False)
+    st.markdown(_("**Look at:** {what}").format(what=_(look_at)))
     # The header is on its way to the browser; the rest waits for this script's turn.
     take_turn()
     figure_col, controls_col = st.columns(
@@ -58,5 +60,5 @@ def lazy_expander(label: str, *, key: str) -> DeltaGenerator | None:
     """A collapsed ``st.expander`` whose content runs only while it is open: the expander when
     open (draw into it), ``None`` when closed. Opening or closing it reruns the page. For
     sections most visitors never open: a class of 50 arriving does not build them 50 times."""
-    box = st.expander(label, key=key, on_change="rerun")
+    box = st.expander(_(label), key=key, on_change="rerun")
     return box if box.open else None

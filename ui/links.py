@@ -23,25 +23,53 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from core.text import N_
+from ui.i18n import LANG_KEY, _, label_translations, ngettext
+
 #: Keyword arguments that bind a value control to the URL and keep it across page switches.
 BOUND: dict[str, str] = {"bind": "query-params", "persist_state": "session"}
 
 #: Longest link the "Link to this view" box hands out (old browsers and chat apps cut longer).
 MAX_LINK_CHARS = 2000
 #: What a link never carries, said under the link.
-NOT_CARRIED = (
+NOT_CARRIED = N_(
     "It does not carry uploaded files or models you uploaded: whoever opens it gets the "
     "bundled samples instead."
 )
 
 _REJECTED = "_links.rejected"  # keys a page rejected in this run (session state, per session)
+_TRANSLATED = "_links.translated"  # this session's link labels are in its language
 
 
-def link_snapshot() -> dict[str, list[str]]:
-    """The URL's query parameters at the start of a run, every value of each, as given."""
-    st.session_state[_REJECTED] = []
+def link_snapshot(lang_rejected: bool = False) -> dict[str, list[str]]:
+    """The URL's query parameters at the start of a run, every value of each, as given.
+    ``lang_rejected``: ui.i18n.start_language already removed an unknown ``?lang=``."""
+    st.session_state[_REJECTED] = [LANG_KEY] if lang_rejected else []
     params = st.query_params
     return {key: params.get_all(key) for key in params}
+
+
+def translate_link_labels(lang: str) -> None:
+    """On a session's first run, put a link's menu and tab labels into the session's language.
+
+    Streamlit binds a choice by the label the page shows, so a lesson link written with the
+    English labels (``?memory.scenario=Fragmentation+OOM+and+retry``) would be dropped by a
+    Chinese page, and a view copied from a Chinese page by an English one. Only values that are
+    a whole catalog text are translated; numbers and tensors are left alone. Later runs need
+    nothing: Streamlit reads the URL into a control only when the control first appears."""
+    if st.session_state.get(_TRANSLATED):
+        return
+    st.session_state[_TRANSLATED] = True
+    table = label_translations(lang)
+    with _query_params() as params:
+        for key in list(params._query_params):
+            values = params._query_params[key]
+            values = values if isinstance(values, list) else [values]
+            translated = [table.get(value, value) for value in values]
+            if translated != values and not params.is_bound(key):
+                params._set_item_internal(key, translated)
+                params._initial_query_params[key] = translated
+                params._send_query_param_msg()
 
 
 def reject_unusable_link_value(key: str, is_usable: Callable[[str], bool]) -> None:
@@ -64,7 +92,7 @@ def reject_unusable_link_value(key: str, is_usable: Callable[[str], bool]) -> No
 def report_link(snapshot: Mapping[str, list[str]]) -> None:
     """After the page ran: drop what no control read, show the notice, draw the view's link."""
     dropped = dropped_params(snapshot)
-    unknown = [key for key in st.query_params if not _is_bound(key)]
+    unknown = [key for key in st.query_params if key != LANG_KEY and not _is_bound(key)]
     for key in unknown:
         del st.query_params[key]
     message = link_notice(dropped, len(unknown))
@@ -76,8 +104,10 @@ def report_link(snapshot: Mapping[str, list[str]]) -> None:
 def dropped_params(snapshot: Mapping[str, list[str]]) -> list[str]:
     """Names of the link's bound parameters the page could not use as given, in link order."""
     rejected = set(st.session_state.get(_REJECTED, []))
-    dropped = []
+    dropped = [LANG_KEY] if LANG_KEY in rejected else []
     for key, given in snapshot.items():
+        if key == LANG_KEY:
+            continue  # ui.i18n.start_language checked it
         if key in rejected or (_is_bound(key) and not _value_kept(key, given)):
             dropped.append(key)
     return dropped
@@ -89,12 +119,16 @@ def link_notice(dropped: list[str], unknown: int) -> str:
     parts = []
     if dropped:
         names = ", ".join(f"`{key}`" for key in dropped)
-        parts.append(f"{names}: value not usable, so at the default")
+        parts.append(_("{names}: value not usable, so at the default").format(names=names))
     if unknown:
-        parts.append(f"{unknown} unknown parameter{'s' if unknown > 1 else ''} ignored")
+        parts.append(
+            ngettext(
+                "{n} unknown parameter ignored", "{n} unknown parameters ignored", unknown
+            ).format(n=unknown)
+        )
     if not parts:
         return ""
-    return "This link was not used whole. " + "; ".join(parts) + "."
+    return _("This link was not used whole.") + " " + _("; ").join(parts) + _(".")
 
 
 def view_link(base_url: str, params: Mapping[str, list[str]]) -> tuple[str, list[str]]:
@@ -122,12 +156,15 @@ def _view_link_box() -> None:
     params = {key: st.query_params.get_all(key) for key in st.query_params}
     link, left_out = view_link(base, params)
     with st.sidebar:
-        st.subheader("Link to this view", anchor=False)
+        st.subheader(_("Link to this view"), anchor=False)
         st.code(link, language=None, wrap_lines=True)
-        note = "Opens this page with these controls for anyone. " + NOT_CARRIED
+        note = _("Opens this page with these controls for anyone.") + " " + _(NOT_CARRIED)
         if left_out:
-            note += (" Your edit of " + ", ".join(f"`{key}`" for key in left_out) + " is too "
-                     "long for a link: the link holds the preset, not the edit.")
+            names = ", ".join(f"`{key}`" for key in left_out)
+            note += " " + _(
+                "Your edit of {names} is too long for a link: the link holds the preset, not "
+                "the edit."
+            ).format(names=names)
         st.caption(note)
 
 

@@ -6,8 +6,18 @@ import importlib
 
 import streamlit as st
 
-from core.notes import NotesCallout, NotesRef, cite, today_heading
+from core.notes import NotesCallout, NotesRef
+from core.text import N_
+from ui.i18n import _, cite, current_language
 from ui.markdown import plain
+
+# The verdict badges (core.notes.VERDICTS), marked for the catalog.
+_VERDICT_LABELS = {
+    "wrong": N_("wrong"),
+    "out of date": N_("out of date"),
+    "incomplete": N_("incomplete"),
+    "differs from the app": N_("differs from the app"),
+}
 
 _VERDICT_COLOURS = {
     "wrong": "red",
@@ -26,22 +36,34 @@ def notes_callout(callout: NotesCallout) -> None:
     """
     with st.container(border=True, key=f"notes_callout-{callout.key}"):
         head, badge = st.columns([5, 1], vertical_alignment="center")
-        head.markdown(f"**{plain(callout.title)}**")
-        badge.badge(callout.verdict, color=_VERDICT_COLOURS.get(callout.verdict, "gray"))
+        head.markdown(f"**{plain(_(callout.title))}**")
+        badge.badge(
+            _(_VERDICT_LABELS.get(callout.verdict, callout.verdict)),
+            color=_VERDICT_COLOURS.get(callout.verdict, "gray"),
+        )
         notes_col, today_col = st.columns(2)
         with notes_col:
-            st.markdown(f"**The notes say** ({cite(callout.ref)})")
+            st.markdown(_("**The notes say** ({ref})").format(ref=cite(callout.ref)))
             st.text(callout.quote_display)
-            st.text(f"In English: {callout.gloss_en}")
+            if current_language() == "en":  # a Chinese reader reads the quote itself
+                st.text(f"In English: {callout.gloss_en}")
         with today_col:
             st.markdown(f"**{today_heading(callout)}**")
-            st.text(callout.today)
+            today = _(callout.today)
+            st.text(today.format(**dict(callout.today_args)) if callout.today_args else today)
             # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
             st.code(callout.run.code, language="python", wrap_lines=True)
             # Wrapped: an error line is the lesson and must not hide behind a scrollbar.
             st.code(
-                callout.run.transcript or "(prints nothing)", language="text", wrap_lines=True
+                callout.run.transcript or _("(prints nothing)"), language="text", wrap_lines=True
             )
+
+
+def today_heading(callout: NotesCallout) -> str:
+    """The heading over the live side of a callout: who did what the box reports."""
+    if callout.evidence_by:
+        return _("Today, {who} does").format(who=_(callout.evidence_by))
+    return _("PyTorch {version} does").format(version=callout.run.torch_version)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)  # 8 modules have callouts
@@ -53,12 +75,14 @@ def callouts_of(module_name: str) -> dict[str, NotesCallout]:
 
 
 def notes_citation(
-    ref: str | NotesRef, *, verbatim: bool = True, detail: str = "the notes' own text"
+    ref: str | NotesRef, *, verbatim: bool = True, detail: str = N_("the notes' own text")
 ) -> None:
     """A one-line caption under an example: where in the notes it comes from (``detail`` says
     what is taken verbatim), or that it is a variation of the notes' example (never claimed as
     theirs)."""
     if verbatim:
-        st.caption(f"From the {cite(ref)}, verbatim: {detail}.")
+        st.caption(_("From the {ref}, verbatim: {detail}.").format(ref=cite(ref), detail=_(detail)))
     else:
-        st.caption(f"A variation of the {cite(ref)} example, not the notes' own inputs.")
+        st.caption(
+            _("A variation of the {ref} example, not the notes' own inputs.").format(ref=cite(ref))
+        )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.text import N_
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_DIR_NAME = "app_pages"  # not "pages/": that name triggers Streamlit's legacy auto-discovery
 
@@ -36,53 +38,65 @@ class PageSpec:
 
 HOME = PageSpec(
     slug="home",
-    title="Home & environment",
+    title=N_("Home & environment"),
     icon=":material/home:",
-    summary="What each page teaches, live software/hardware facts, reproducibility switches.",
+    summary=N_("What each page teaches, live software/hardware facts, reproducibility switches."),
 )
 
 LESSONS: tuple[PageSpec, ...] = (
     PageSpec(
         "indexing",
-        "Indexing explainer",
+        N_("Indexing explainer"),
         ":material/grid_on:",
-        "scatter_, gather and advanced indexing: which input cell feeds every output cell, "
-        "views vs copies, and eight classic pitfalls.",
+        N_(
+            "scatter_, gather and advanced indexing: which input cell feeds every output cell, "
+            "views vs copies, and eight classic pitfalls."
+        ),
     ),
     PageSpec(
         "batchnorm",
-        "BatchNorm explorer",
+        N_("BatchNorm explorer"),
         ":material/equalizer:",
-        "Running statistics, train() vs eval(), momentum, affine and track_running_stats, "
-        "checked against nn.BatchNorm.",
+        N_(
+            "Running statistics, train() vs eval(), momentum, affine and track_running_stats, "
+            "checked against nn.BatchNorm."
+        ),
     ),
     PageSpec(
         "warp",
-        "Affine warp playground",
+        N_("Affine warp playground"),
         ":material/transform:",
-        "An OpenCV matrix turned into F.affine_grid + F.grid_sample, compared pixel by pixel "
-        "with cv2.warpAffine.",
+        N_(
+            "An OpenCV matrix turned into F.affine_grid + F.grid_sample, compared pixel by pixel "
+            "with cv2.warpAffine."
+        ),
     ),
     PageSpec(
         "saliency",
-        "Saliency",
+        N_("Saliency"),
         ":material/visibility:",
-        "Which pixels drive a real ImageNet classifier's decision (input gradients), offline, "
-        "with sanity checks.",
+        N_(
+            "Which pixels drive a real ImageNet classifier's decision (input gradients), offline, "
+            "with sanity checks."
+        ),
     ),
     PageSpec(
         "flow",
-        "Flow hole filling",
+        N_("Flow hole filling"),
         ":material/water:",
-        "Optical flow with NaN holes filled by multi-scale masked means, with window-size "
-        "controls and timing.",
+        N_(
+            "Optical flow with NaN holes filled by multi-scale masked means, with window-size "
+            "controls and timing."
+        ),
     ),
     PageSpec(
         "memory",
-        "CUDA memory monitor",
+        N_("CUDA memory monitor"),
         ":material/memory:",
-        "Live allocated / reserved / device memory, and a faithful caching-allocator simulator "
-        "for machines without a GPU.",
+        N_(
+            "Live allocated / reserved / device memory, and a faithful caching-allocator simulator "
+            "for machines without a GPU."
+        ),
     ),
 )
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.environment import available_devices
 from core.seeding import MAX_SEED, seed_everything
+from ui.i18n import _, render_language_choice
 from ui.links import BOUND
 
 DEVICE_KEY = "sidebar.device"
@@ -30,36 +31,39 @@ def render_sidebar() -> Settings:
     """Draw the shared sidebar controls and apply the seed. Called once per run, by app.py."""
     devices = available_devices()
     with st.sidebar:
-        st.subheader("Settings", anchor=False)
+        st.subheader(_("Settings"), anchor=False)
+        render_language_choice()
         device = st.selectbox(
-            "Device",
+            _("Device"),
             devices,
             key=DEVICE_KEY,
             **BOUND,
-            help="`cpu` is always there; `cuda:N` appears only when PyTorch sees GPU N.",
+            help=_("`cpu` is always there; `cuda:N` appears only when PyTorch sees GPU N."),
         )
         seed = st.number_input(
-            "Global random seed",
+            _("Global random seed"),
             min_value=0,
             max_value=MAX_SEED,
             value=DEFAULT_SEED,
             step=1,
             key=SEED_KEY,
             **BOUND,
-            help="Seeds random, numpy and torch (CPU and CUDA) at the start of every run.",
+            help=_("Seeds random, numpy and torch (CPU and CUDA) at the start of every run."),
         )
         cudnn = st.toggle(
-            "cuDNN deterministic",
+            _("cuDNN deterministic"),
             value=False,
             key=CUDNN_KEY,
             **BOUND,
-            help="The notes' switches (004:23, 004:26): torch.backends.cudnn.deterministic = "
-            "True and benchmark = False, applied with the seed at the start of every run. "
-            "Slower convolutions on a GPU; no effect on the CPU. Off restores PyTorch's "
-            "defaults. See Home for what it does and does not cover.",
+            help=_(
+                "The notes' switches (004:23, 004:26): torch.backends.cudnn.deterministic = "
+                "True and benchmark = False, applied with the seed at the start of every run. "
+                "Slower convolutions on a GPU; no effect on the CPU. Off restores PyTorch's "
+                "defaults. See Home for what it does and does not cover."
+            ),
         )
         if len(devices) == 1:
-            st.caption("No CUDA device found: everything runs on the CPU.")
+            st.caption(_("No CUDA device found: everything runs on the CPU."))
     # The one place where the seed (and the cuDNN switches, which like the generators are
     # process-wide) is applied: every rerun starts from the same state.
     seed_everything(int(seed), cudnn_deterministic=bool(cudnn))

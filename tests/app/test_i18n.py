@@ -1,0 +1,191 @@
+"""中文 / English: catalogs complete and compiled, every page in one language, per visitor.
+
+The language checks read every text a visitor reads on a page (tests/app/i18n_checks.py): a
+Chinese run must leave no English sentence (three or more English words outside code, API
+names and the allow-list), an English run no Chinese outside the notes' own quotes.
+"""
+
+from __future__ import annotations
+
+import gettext
+import io
+
+import pytest
+from babel.messages.extract import extract_from_file
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+from tests.app.i18n_checks import chinese_outside_quotes, untranslated, visible_texts
+from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path
+from tools.i18n import untranslated as untranslated_msgids
+from ui import i18n
+
+SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
+#: Pages whose every visible text is translated. A page joins when its translation is done;
+#: the language checks below run on these (README "Translations" says which are done).
+TRANSLATED: tuple[str, ...] = ()
+KEYWORDS = {"_": None, "N_": None, "T": None, "ngettext": (1, 2)}
+
+
+def _open(slug: str, *, lang: str | None = None, locale: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    if lang is not None:
+        at.query_params["lang"] = lang
+    if locale is not None:
+        at.context["locale"] = locale
+    if slug != "home":
+        at.switch_page(f"app_pages/{slug}.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    return at
+
+
+# ---------------------------------------------------------------------------------- catalogs
+def _source_messages(domain: str) -> set[str]:
+    found = set()
+    for name in DOMAINS[domain]:
+        for _lineno, message, _comments, _context in extract_from_file(
+            "python", str(ROOT / name), keywords=KEYWORDS
+        ):
+            found.add(message if isinstance(message, str) else message[0])
+    return found
+
+
+def _catalog(domain: str, locale: str):
+    with po_path(domain, locale).open("rb") as handle:
+        return read_po(handle)
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+@pytest.mark.parametrize("domain", list(DOMAINS))
+def test_every_marked_string_has_a_translation(domain, locale):
+    catalog = _catalog(domain, locale)
+    in_catalog = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
+    not_extracted = sorted(_source_messages(domain) - in_catalog)
+    assert not not_extracted, (
+        f"{len(not_extracted)} strings of {domain} are not in its catalog: run "
+        f"`python -m tools.i18n all {domain}` and translate them; first: {not_extracted[:5]}"
+    )
+    missing = untranslated_msgids(po_path(domain, locale))
+    assert not missing, f"{len(missing)} {domain} strings lack {locale}: {missing[:5]}"
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+@pytest.mark.parametrize("domain", list(DOMAINS))
+def test_compiled_catalog_is_the_po_file(domain, locale):
+    """The .mo the app reads holds exactly what the .po says (a stale .mo, compiled before the
+    last edit of the .po, fails here: content is compared, not file times, which a checkout
+    does not keep)."""
+    compiled = io.BytesIO()
+    write_mo(compiled, _catalog(domain, locale))
+    compiled.seek(0)
+    expected = gettext.GNUTranslations(compiled)._catalog
+    mo = po_path(domain, locale).with_suffix(".mo")
+    assert mo.exists(), f"{mo} is missing: run `python -m tools.i18n compile {domain}`"
+    with mo.open("rb") as handle:
+        actual = gettext.GNUTranslations(handle)._catalog
+    assert actual == expected, f"{mo.name} is older than {mo.stem}.po: run tools.i18n compile"
+
+
+def test_the_glossary_terms_are_used_as_the_glossary_says():
+    """A glossary term is translated one way: no catalog uses a rejected synonym."""
+    rejected = {"张量": ["张 量"], "显存": ["内存显存"], "缓存分配器": ["高速缓存分配器"]}
+    for domain in DOMAINS:
+        for message in _catalog(domain, "zh_CN"):
+            text = "".join(message.string) if isinstance(message.string, tuple) else message.string
+            for term, wrong in rejected.items():
+                assert not any(w in (text or "") for w in wrong), (domain, message.id, term)
+
+
+# ---------------------------------------------------------------------------------- choosing
+def test_language_comes_from_the_browser():
+    assert i18n.language_from_locale("zh-CN") == "zh"
+    assert i18n.language_from_locale("zh-Hant-TW") == "zh"
+    assert i18n.language_from_locale("en-US") == "en"
+    assert i18n.language_from_locale(None) == "en"
+    assert _open("home", locale="zh-CN").session_state["lang"] == "zh"
+    assert _open("home", locale="en-US").session_state["lang"] == "en"
+
+
+def test_a_link_names_the_language_and_wins_over_the_browser():
+    at = _open("warp", lang="zh", locale="en-US")
+    assert at.session_state["lang"] == "zh"
+    assert at.query_params.get("lang") == "zh"
+    assert [s.value for s in at.sidebar.subheader][0] == "设置"
+
+
+def test_two_visitors_see_two_languages_at_once():
+    """No process-wide translation: sessions alternate and each keeps its own language."""
+    zh = _open("warp", locale="zh-CN")
+    en = _open("warp", locale="en-US")
+    for _round in range(2):
+        zh.run()
+        en.run()
+        assert zh.sidebar.subheader[0].value == "设置"
+        assert en.sidebar.subheader[0].value == "Settings"
+        assert zh.title[0].value != en.title[0].value or "warp" not in TRANSLATED
+
+
+def test_an_unknown_language_opens_in_english_with_the_notice():
+    at = _open("warp", lang="fr")
+    assert at.session_state["lang"] == "en"
+    assert "lang" not in at.query_params
+    (notice,) = [t.value for t in at.toast]
+    assert "`lang`" in notice
+
+
+def test_switching_the_language_keeps_the_controls_and_the_computation():
+    at = _open("warp")
+    at.slider(key="warp.angle").set_value(45.0).run()
+    at.selectbox(key="warp.mode").select("nearest").run()
+    at.radio(key="warp.image.source").set_value("Bundled sample").run()
+    metric = next(m.value for m in at.metric)
+    at.segmented_control(key="lang").set_value("zh").run()
+    assert not at.exception, at.exception
+    assert at.session_state["lang"] == "zh"
+    assert at.query_params.get("lang") == "zh"  # the view's link carries the chosen language
+    assert at.slider(key="warp.angle").value == 45.0
+    assert at.selectbox(key="warp.mode").value == "nearest"
+    assert at.radio(key="warp.image.source").value == "Bundled sample"
+    assert next(m.value for m in at.metric) == metric
+    at.segmented_control(key="lang").set_value("en").run()
+    assert at.radio(key="warp.image.source").value == "Bundled sample"
+    assert at.slider(key="warp.angle").value == 45.0
+
+
+def test_a_link_made_in_english_opens_in_chinese():
+    """A menu value in a link is the English label; a Chinese page translates it first."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update({"lang": "zh", "home.image.source": "Upload a file"})
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    assert at.radio(key="home.image.source").value == "Upload a file"
+    assert len(at.toast) == 0, [t.value for t in at.toast]
+
+
+# ---------------------------------------------------------------------------------- pages
+@pytest.mark.parametrize("slug", SLUGS)
+def test_an_english_page_has_no_chinese_outside_the_notes_quotes(slug):
+    texts = visible_texts(_open(slug, locale="en-US"))
+    assert texts
+    assert chinese_outside_quotes(texts) == []
+
+
+@pytest.mark.parametrize("slug", TRANSLATED)
+def test_a_chinese_page_has_no_english_sentence(slug):
+    texts = visible_texts(_open(slug, lang="zh"))
+    assert untranslated(texts) == []
+
+
+def test_the_check_finds_english_left_in_a_chinese_page():
+    """The check can fail: an untranslated page (or a sentence in a tooltip) is found."""
+    from tests.app.i18n_checks import VisibleText, english_sentences
+
+    assert english_sentences("这是 `torch.gather` 的例子") == []
+    assert english_sentences("每个格子 comes from the input") == ["comes from the input"]
+    assert english_sentences("Look at: torch.nn.BatchNorm2d(3)") == []
+    assert untranslated([VisibleText("toggle.help", "Slower convolutions on a GPU", False)])
+    assert chinese_outside_quotes([VisibleText("text.body", "笔记", True)]) == []
+    assert chinese_outside_quotes([VisibleText("caption.body", "笔记", False)])

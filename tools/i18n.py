@@ -1,0 +1,129 @@
+"""Extract, update and compile the message catalogs with Babel (README "Translations").
+
+One gettext domain per part of the app, so a page's strings live in one ``.po`` file:
+
+    python -m tools.i18n extract            # sources -> locales/<domain>.pot
+    python -m tools.i18n update             # .pot -> locales/<locale>/LC_MESSAGES/<domain>.po
+    python -m tools.i18n compile            # .po -> .mo (what the app reads)
+    python -m tools.i18n all [DOMAIN ...]   # the three in a row, for some domains or all
+    python -m tools.i18n missing [DOMAIN ...]  # msgids with no Chinese yet (or fuzzy)
+
+``update`` creates a language's catalog the first time (``pybabel init``), then merges new
+strings in (``pybabel update``, without fuzzy guesses: a guess shown to a learner is worse than
+the English). Strings are marked in the code with ``_()`` / ``ngettext()`` (``ui.i18n``) and,
+in ``core/``, ``N_()`` (``core.text``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from babel.messages.frontend import CommandLineInterface
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "locales"
+#: The languages other than English, as gettext locale folders.
+LANGUAGES = ("zh_CN",)
+#: domain -> the source files whose strings it holds. A page's domain has its page script and
+#: the core modules that write its texts; "app" has the router, the shared UI and Home.
+DOMAINS: dict[str, tuple[str, ...]] = {
+    "app": (
+        "app.py", "app_pages/home.py", "ui/charts.py", "ui/code.py", "ui/i18n.py",
+        "ui/image_input.py", "ui/lesson.py", "ui/links.py", "ui/notes_callout.py",
+        "ui/registry.py", "ui/settings.py", "core/environment.py", "core/images.py",
+        "core/lesson_links.py", "core/notes.py", "core/seeding.py",
+    ),
+    "indexing": (
+        "app_pages/indexing.py", "ui/indexing_notes_demos.py", "core/indexing.py",
+        "core/indexing_pitfalls.py", "core/indexing_plots.py",
+    ),
+    "batchnorm": ("app_pages/batchnorm.py", "core/batchnorm.py"),
+    "warp": ("app_pages/warp.py", "core/warp.py"),
+    "saliency": ("app_pages/saliency.py", "core/saliency.py", "core/models.py"),
+    "flow": ("app_pages/flow.py", "core/flowfill.py"),
+    "memory": (
+        "app_pages/memory.py", "core/allocator_sim.py", "core/gpu_memory.py",
+        "core/memory_backends.py", "core/memory_figures.py", "core/memory_scenarios.py",
+        "core/live_sampler.py",
+    ),
+}  # fmt: skip
+
+
+def pot_path(domain: str) -> Path:
+    return LOCALES / f"{domain}.pot"
+
+
+def po_path(domain: str, locale: str) -> Path:
+    return LOCALES / locale / "LC_MESSAGES" / f"{domain}.po"
+
+
+def _babel(*args: str) -> None:
+    CommandLineInterface().run(["pybabel", "-q", *args])
+
+
+def extract(domain: str) -> None:
+    files = [str(ROOT / name) for name in DOMAINS[domain]]
+    _babel(
+        "extract", "-k", "N_", "-k", "T", "--no-location", "--sort-output", "--no-wrap",
+        "--project", "Torch Playground", "-o", str(pot_path(domain)), *files,
+    )  # fmt: skip
+
+
+def update(domain: str) -> None:
+    for locale in LANGUAGES:
+        command = "update" if po_path(domain, locale).exists() else "init"
+        extra = ["--no-fuzzy-matching", "--ignore-obsolete"] if command == "update" else []
+        _babel(
+            command, "-D", domain, "-i", str(pot_path(domain)), "-d", str(LOCALES),
+            "-l", locale, "--no-wrap", *extra,
+        )  # fmt: skip
+
+
+def compile_catalog(domain: str) -> None:
+    _babel("compile", "-D", domain, "-d", str(LOCALES), "--statistics")
+
+
+def missing(domain: str) -> None:
+    for locale in LANGUAGES:
+        for message in untranslated(po_path(domain, locale)):
+            print(f"{domain} {locale}: {message!r}")
+
+
+def untranslated(po: Path) -> list[str]:
+    """The msgids of catalog ``po`` without a translation, or marked fuzzy (a guess)."""
+    from babel.messages.pofile import read_po
+
+    with po.open("rb") as handle:
+        catalog = read_po(handle)
+    left = []
+    for message in catalog:
+        if not message.id:
+            continue  # the header
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if message.fuzzy or not all(strings):
+            left.append(message.id if isinstance(message.id, str) else message.id[0])
+    return left
+
+
+STEPS = {"extract": extract, "update": update, "compile": compile_catalog, "missing": missing}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in (*STEPS, "all"):
+        print(__doc__)
+        return 2
+    domains = argv[1:] or list(DOMAINS)
+    unknown = [d for d in domains if d not in DOMAINS]
+    if unknown:
+        print(f"unknown domain(s) {unknown}; known: {list(DOMAINS)}")
+        return 2
+    steps = [extract, update, compile_catalog] if argv[0] == "all" else [STEPS[argv[0]]]
+    for domain in domains:
+        for step in steps:
+            step(domain)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
