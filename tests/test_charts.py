@@ -52,3 +52,15 @@ def test_at_most_max_entries_figures_are_kept():
 def test_a_builder_needs_a_positive_bound():
     with pytest.raises(ValueError, match="max_entries"):
         shared_figure(0)
+
+
+def test_each_language_gets_its_own_figure(monkeypatch):
+    """A builder's titles are in the session's language: a Chinese session must not get the
+    English figure an English session built (the language is part of the key)."""
+    import ui.charts
+
+    english = _line(5, "d")
+    monkeypatch.setattr(ui.charts, "current_language", lambda: "zh")
+    chinese = _line(5, "d")
+    assert chinese is not english and builds == [(5, "d"), (5, "d")]
+    assert _line(5, "d") is chinese

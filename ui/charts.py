@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figure_style import legible, mark_legible
+from ui.i18n import current_language
 
 #: Plotly's mode bar sat on top of subplot titles on a phone; Streamlit's own element toolbar
 #: (full screen) stays, and drag-to-zoom / double-click-to-reset still work without the bar.
@@ -42,18 +43,27 @@ def shared_figure(max_entries: int) -> Callable[[Callable[P, go.Figure]], Callab
         raise ValueError(f"max_entries must be at least 1, got {max_entries}")
 
     def decorate(build: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
-        @functools.wraps(build)
-        def build_shared(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
+        def build_shared(language: str, *args: P.args, **kwargs: P.kwargs) -> go.Figure:
             # Marked legible: show_chart's legible() then returns it untouched, so sessions
-            # reading it concurrently never see it written.
+            # reading it concurrently never see it written. ``language`` is part of the key:
+            # the builder's titles and labels are in the session's language (ui.i18n).
+            del language
             fig = mark_legible(legible(build(*args, **kwargs)))
             setattr(fig, _SHARED, True)
             return fig
 
-        cache = st.cache_resource(
+        build_shared.__qualname__ = f"{build.__qualname__}.shared"  # the cache's own name
+        build_shared.__module__ = build.__module__
+        cached = st.cache_resource(
             show_spinner=False, max_entries=max_entries, ttl=SHARED_FIGURE_TTL_S
-        )
-        return cache(build_shared)
+        )(build_shared)
+
+        @functools.wraps(build)
+        def shared(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
+            return cached(current_language(), *args, **kwargs)
+
+        shared.clear = cached.clear  # type: ignore[attr-defined]
+        return shared
 
     return decorate
 
