@@ -11,8 +11,8 @@ from ui.registry import LESSONS, available_pages
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+def readme_commands(name: str = "README.md") -> list[str]:
+    text = (ROOT / name).read_text(encoding="utf-8")
     return re.findall(r"```bash\n(.+?)\n```", text)
 
 
@@ -24,6 +24,12 @@ def test_readme_opens_with_install_run_and_test_commands():
     assert "chromium" in install_and_test
     # The notes' quotes are Chinese: without a CJK font the screenshots show empty boxes.
     assert "fonts-noto-cjk" in install_and_test
+
+
+def test_the_chinese_readme_opens_with_the_same_two_commands():
+    assert readme_commands("README.zh-CN.md")[:2] == readme_commands()[:2]
+    text = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "README.md" in text  # it points to the English README for everything else
 
 
 def test_ci_runs_the_readme_test_command():
@@ -62,4 +68,4 @@ def test_requirements_name_every_runtime_dependency():
         "nvidia-ml-py", "numpy", "scikit-image",
     ):  # fmt: skip
         assert re.search(rf"^{re.escape(name)}\b", text, re.M), name
-    assert re.search(r"^streamlit>=1\.56", text, re.M)
+    assert re.search(r"^streamlit>=1\.65", text, re.M)

@@ -1,0 +1,90 @@
+"""中文 / English in a real browser: every page cold in Chinese (by link and by browser language)
+while another visitor sees English at the same time, with screenshots.
+
+A page whose translation is done (tests/app/test_i18n.TRANSLATED) must show a Chinese title and
+a Chinese axis title on its first chart; every page must show the Chinese sidebar. Screenshots
+go to screenshots/lang-<slug>-zh-*.png (teacher at 1280x720 and a phone).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.app.test_i18n import SLUGS, TRANSLATED
+from tests.e2e.conftest import SCREENSHOTS
+from tests.e2e.test_browser import assert_rendered, page_url
+from tests.e2e.test_links import wait_for_script
+
+pytestmark = pytest.mark.e2e
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+TEACHER = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+
+
+def _open(browser, url: str, *, locale: str, viewport=TEACHER):
+    context = browser.new_context(viewport=viewport, locale=locale)
+    page = context.new_page()
+    page.goto(url)
+    wait_for_script(page)
+    return context, page
+
+
+def _sidebar_heading(page) -> str:
+    return page.locator("[data-testid='stSidebar'] h3").first.inner_text().strip()
+
+
+def _axis_titles(page) -> list[str]:
+    return [t.strip() for t in page.locator(".js-plotly-plot .xtitle, .js-plotly-plot .ytitle")
+            .all_inner_texts() if t.strip()]  # fmt: skip
+
+
+def _check_chinese(page, slug: str) -> None:
+    assert_rendered(page, slug)
+    assert _sidebar_heading(page) == "设置"
+    if slug in TRANSLATED:
+        assert CJK.search(page.locator("h1").first.inner_text()), "the title is not Chinese"
+        titles = _axis_titles(page)
+        if slug != "home":  # Home has tables, no chart
+            assert titles and CJK.search(titles[0]), f"first axis title not Chinese: {titles}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_page_in_chinese_while_another_visitor_reads_english(server, browser, slug):
+    url = page_url(server.url, slug)
+    joiner = "&" if "?" in url else "?"
+    by_link, zh_page = _open(browser, f"{url}{joiner}lang=zh", locale="en-US")
+    by_browser, browser_page = _open(browser, url, locale="zh-CN")
+    english, en_page = _open(browser, url, locale="en-US")
+    try:
+        _check_chinese(zh_page, slug)
+        _check_chinese(browser_page, slug)
+        assert "lang=" not in browser_page.url, "a language from the browser is not in the URL"
+        assert_rendered(en_page, slug)
+        assert _sidebar_heading(en_page) == "Settings"
+        assert not CJK.search(en_page.locator("h1").first.inner_text())
+        SCREENSHOTS.mkdir(exist_ok=True)
+        zh_page.screenshot(path=str(SCREENSHOTS / f"lang-{slug}-zh-1280x720.png"))
+        zh_page.set_viewport_size(PHONE)
+        zh_page.wait_for_timeout(500)
+        zh_page.screenshot(path=str(SCREENSHOTS / f"lang-{slug}-zh-phone.png"), full_page=True)
+    finally:
+        for context in (by_link, by_browser, english):
+            context.close()
+
+
+def test_the_language_switch_keeps_the_view(server, browser):
+    """Switching to 中文 in the sidebar keeps the controls and the computed number, and puts
+    ?lang=zh into the URL (so "Link to this view" carries it)."""
+    context, page = _open(browser, page_url(server.url, "warp") + "?warp.angle=45", locale="en-US")
+    try:
+        before = page.locator("[data-testid='stMetricValue']").first.inner_text()
+        page.locator(".st-key-lang").get_by_text("中文", exact=True).click()
+        wait_for_script(page)
+        assert _sidebar_heading(page) == "设置"
+        assert "lang=zh" in page.url and "warp.angle=45" in page.url
+        assert page.locator("[data-testid='stMetricValue']").first.inner_text() == before
+    finally:
+        context.close()
