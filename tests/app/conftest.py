@@ -41,6 +41,21 @@ def open_page() -> Callable[[str], AppTest]:
     return _open
 
 
+def open_cold(
+    slug: str, params: dict[str, str] | None = None, *, locale: str | None = None
+) -> AppTest:
+    """Open page ``slug`` in a new session from a link with ``params`` (and a browser language
+    ``locale``), as a student clicking it would: no state, the URL read on the first run."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
+    at.query_params.update(params or {})
+    if locale is not None:
+        at.context["locale"] = locale
+    if slug != "home":
+        at.switch_page(f"app_pages/{slug}.py")
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    return at
+
+
 def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     """Select tab ``label`` of the lazy ``st.tabs(key=key, on_change="rerun")`` and rerun, as a
     click on the tab would (only the open tab's content runs)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+from tests.app.conftest import open_cold
 from tests.test_links import NOT_BOUND
 
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
@@ -54,15 +54,6 @@ def _value_for(kind: str, values: dict[str, str]) -> str:
     return values["text"]
 
 
-def _open_cold(slug: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update(params)
-    if slug != "home":
-        at.switch_page(f"app_pages/{slug}.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
-    return at
-
-
 @pytest.mark.parametrize("case", list(HOSTILE))
 @pytest.mark.parametrize("slug", SLUGS)
 def test_hostile_link_opens_the_page_at_defaults_with_one_notice(open_page, slug, case):
@@ -71,7 +62,7 @@ def test_hostile_link_opens_the_page_at_defaults_with_one_notice(open_page, slug
     if case != "wrong type":
         controls = {key: control for key, control in controls.items() if key not in NO_RANGE}
     params = {key: _value_for(kind, HOSTILE[case]) for key, (kind, _) in controls.items()}
-    at = _open_cold(slug, {**params, **UNKNOWN})
+    at = open_cold(slug, {**params, **UNKNOWN})
 
     assert not at.exception, at.exception
     assert len(at.toast) == 1, [t.value for t in at.toast]
@@ -84,7 +75,7 @@ def test_hostile_link_opens_the_page_at_defaults_with_one_notice(open_page, slug
 
 
 def test_a_link_that_is_whole_shows_no_notice():
-    at = _open_cold("warp", {"warp.angle": "45", "sidebar.seed": "3"})
+    at = open_cold("warp", {"warp.angle": "45", "sidebar.seed": "3"})
     assert not at.exception, at.exception
     assert len(at.toast) == 0
     assert at.slider(key="warp.angle").value == 45.0
@@ -93,6 +84,6 @@ def test_a_link_that_is_whole_shows_no_notice():
 
 def test_a_link_at_the_defaults_shows_no_notice():
     """Streamlit leaves a default value out of the URL: that is not a dropped value."""
-    at = _open_cold("warp", {"warp.angle": "30", "sidebar.cudnn_deterministic": "false"})
+    at = open_cold("warp", {"warp.angle": "30", "sidebar.cudnn_deterministic": "false"})
     assert not at.exception, at.exception
     assert len(at.toast) == 0, [t.value for t in at.toast]

@@ -16,7 +16,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+from tests.app.conftest import open_cold
 from tests.app.i18n_checks import chinese_outside_quotes, untranslated, visible_texts
 from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path
 from tools.i18n import untranslated as untranslated_msgids
@@ -30,14 +30,7 @@ KEYWORDS = {"_": None, "N_": None, "T": None, "ngettext": (1, 2)}
 
 
 def _open(slug: str, *, lang: str | None = None, locale: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    if lang is not None:
-        at.query_params["lang"] = lang
-    if locale is not None:
-        at.context["locale"] = locale
-    if slug != "home":
-        at.switch_page(f"app_pages/{slug}.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at = open_cold(slug, {"lang": lang} if lang else {}, locale=locale)
     assert not at.exception, at.exception
     return at
 
@@ -157,9 +150,7 @@ def test_switching_the_language_keeps_the_controls_and_the_computation():
 
 def test_a_link_made_in_english_opens_in_chinese():
     """A menu value in a link is the English label; a Chinese page translates it first."""
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update({"lang": "zh", "home.image.source": "Upload a file"})
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at = open_cold("home", {"lang": "zh", "home.image.source": "Upload a file"})
     assert not at.exception, at.exception
     assert at.radio(key="home.image.source").value == "Upload a file"
     assert len(at.toast) == 0, [t.value for t in at.toast]
