@@ -87,3 +87,20 @@ def test_a_link_at_the_defaults_shows_no_notice():
     at = open_cold("warp", {"warp.angle": "30", "sidebar.cudnn_deterministic": "false"})
     assert not at.exception, at.exception
     assert len(at.toast) == 0, [t.value for t in at.toast]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_page_at_its_defaults_has_a_clean_url(slug):
+    """A value at its default leaves the URL: a page opened plainly links to itself plainly."""
+    at = open_cold(slug)
+    assert not at.exception, at.exception
+    assert dict(at.query_params) == {}
+
+
+def test_a_page_switch_carries_no_values_into_the_next_page():
+    at = open_cold("warp", {"warp.angle": "45", "sidebar.seed": "3"})
+    assert at.query_params.get("warp.angle") == "45"
+    at.switch_page("app_pages/batchnorm.py").run()
+    assert not at.exception, at.exception
+    assert "warp.angle" not in at.query_params
+    assert at.number_input(key="sidebar.seed").value == 3  # the sidebar's own value stays
