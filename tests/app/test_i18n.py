@@ -16,6 +16,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from streamlit.testing.v1 import AppTest
 
+from core.lesson_links import LESSON_LINKS
 from tests.app.conftest import open_cold
 from tests.app.i18n_checks import chinese_outside_quotes, untranslated, visible_texts
 from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path
@@ -180,3 +181,14 @@ def test_the_check_finds_english_left_in_a_chinese_page():
     assert untranslated([VisibleText("toggle.help", "Slower convolutions on a GPU", False)])
     assert chinese_outside_quotes([VisibleText("text.body", "笔记", True)]) == []
     assert chinese_outside_quotes([VisibleText("caption.body", "笔记", False)])
+
+
+@pytest.mark.parametrize(
+    "lesson", LESSON_LINKS, ids=[f"{n}-{lesson.slug}" for n, lesson in enumerate(LESSON_LINKS)]
+)
+def test_every_lesson_link_opens_whole_in_chinese(lesson):
+    """The lessons' values are English labels: a Chinese page takes each of them (no notice)."""
+    at = open_cold(lesson.slug, {**dict(lesson.params), "lang": "zh"})
+    assert not at.exception, at.exception
+    assert at.session_state["lang"] == "zh"
+    assert [t.value for t in at.toast] == []
