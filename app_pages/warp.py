@@ -13,17 +13,28 @@ import streamlit as st
 
 from core import warp
 from core.figure_style import png_data_uri
-from core.notes import cite
+from core.text import N_
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
+from ui.i18n import _, cite, current_language, tr, translator
 from ui.image_input import UPLOAD, image_input
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
 
-DEFINITIONS = ("Sliders", "Matrix entries", "Point pairs")
-SIZE_MODES = ("Same as input", "Half (shrink)", "Double (enlarge)", "Custom")
+DEFINITIONS = (N_("Sliders"), N_("Matrix entries"), N_("Point pairs"))
+SIZE_MODES = (N_("Same as input"), N_("Half (shrink)"), N_("Double (enlarge)"), N_("Custom"))
+#: The error hint under a matrix that cannot be used, for each way of defining M.
+DEFINITION_HINTS = {
+    "Sliders": N_("Hint: change the sliders of M; the picture updates as soon as M is valid."),
+    "Matrix entries": N_(
+        "Hint: change the matrix entries of M; the picture updates as soon as M is valid."
+    ),
+    "Point pairs": N_(
+        "Hint: change the point pairs of M; the picture updates as soon as M is valid."
+    ),
+}
 # The difference map is about 300 px wide beside the two warps: a finer preview (max-pooled, so
 # no error hides) would only cost transfer time on every control change.
 HEAT_MAX_SIDE = 320
@@ -172,7 +183,9 @@ def diff_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
     )
     heat.update_xaxes(constrain="domain", showticklabels=False)
     heat.update_layout(
-        title="|grid_sample − cv2|" + (f" (max of {pool}×{pool})" if pool > 1 else ""),
+        title=_("|grid_sample − cv2| (max of {pool}×{pool})").format(pool=pool)
+        if pool > 1
+        else "|grid_sample − cv2|",
         margin={"l": 0, "r": 0, "t": 40, "b": 0},
         height=heat_height(case.dsize),
     )
@@ -191,9 +204,11 @@ def profile_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
         values = image[row].astype(np.float64).mean(axis=1)
         profile.add_trace(go.Scatter(y=values, mode="lines", name=name, line=style))
     profile.update_layout(
-        title=f"Output row {row}, mean over channels: a sideways offset is a shift",
-        xaxis_title="output x (px)",
-        yaxis_title="value",
+        title=_("Output row {row}, mean over channels: a sideways offset is a shift").format(
+            row=row
+        ),
+        xaxis_title=_("output x (px)"),
+        yaxis_title=_("value"),
         height=280,
         margin={"l": 0, "r": 0, "t": 40, "b": 0},
     )
@@ -216,8 +231,9 @@ def grid_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
             hoverinfo="skip",
         )
     )
+    hover_template = _("output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})")
     hover = [
-        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.2f}, {iy:.2f})"
+        hover_template.format(ox=ox, oy=oy, ix=ix, iy=iy)
         for ox, oy, ix, iy in zip(grid.out_x, grid.out_y, grid.in_x, grid.in_y, strict=True)
     ]
     fig.add_trace(
@@ -226,7 +242,7 @@ def grid_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
             y=grid.in_y,
             mode="markers",
             marker={"size": 5, "color": grid.out_x, "colorscale": "Viridis", "line": {"width": 0}},
-            name="grid_sample samples",
+            name=_("grid_sample samples"),
             text=hover,
             hovertemplate="%{text}<extra></extra>",
         )
@@ -240,7 +256,7 @@ def grid_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
             x=frame[:, 0],
             y=frame[:, 1],
             mode="lines",
-            name="output frame",
+            name=_("output frame"),
             line={"color": "white", "dash": "dash"},
             hoverinfo="skip",
         )
@@ -249,7 +265,9 @@ def grid_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
         height=520,
         margin={"l": 0, "r": 0, "t": 30, "b": 0},
         legend={"orientation": "h"},
-        title=f"Every {grid.step}th output pixel, drawn where it reads the input",
+        title=_("Every {step}th output pixel, drawn where it reads the input").format(
+            step=grid.step
+        ),
     )
     return fig
 
@@ -265,9 +283,12 @@ def zoom_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
     if crop is not None:
         pixels, x0, y0 = crop
         close.add_trace(go.Image(z=pixels, x0=x0, y0=y0, hoverinfo="skip", opacity=0.8))
+    zoom_template = _(
+        "output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
+        "{ry:.3f})"
+    )
     zoom_hover = [
-        f"output ({ox:.0f}, {oy:.0f}) ← input ({ix:.3f}, {iy:.3f}); OpenCV reads ({rx:.3f}, "
-        f"{ry:.3f})"
+        zoom_template.format(ox=ox, oy=oy, ix=ix, iy=iy, rx=rx, ry=ry)
         for ox, oy, ix, iy, rx, ry in zip(
             zoom.out_x, zoom.out_y, zoom.in_x, zoom.in_y, zoom.ref_x, zoom.ref_y, strict=True
         )
@@ -278,7 +299,7 @@ def zoom_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
             y=zoom.ref_y,
             mode="markers",
             marker={"size": 14, "symbol": "circle-open", "color": "white", "line": {"width": 2}},
-            name="cv2.warpAffine reads",
+            name=_("cv2.warpAffine reads"),
             hoverinfo="skip",
         )
     )
@@ -288,7 +309,7 @@ def zoom_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
             y=zoom.in_y,
             mode="markers",
             marker={"size": 7, "color": "red" if case.notes else "lime"},
-            name="grid_sample reads",
+            name=_("grid_sample reads"),
             text=zoom_hover,
             hovertemplate="%{text}<extra></extra>",
         )
@@ -299,29 +320,33 @@ def zoom_figure(case: WarpCase, _img: np.ndarray) -> go.Figure:
         height=520,
         margin={"l": 0, "r": 0, "t": 30, "b": 0},
         legend={"orientation": "h"},
-        title=f"Close-up: {zoom.out_x.size} neighbouring output pixels",
+        title=_("Close-up: {n} neighbouring output pixels").format(n=zoom.out_x.size),
     )
     return close
 
 
 layout = lesson_layout(
-    "Affine warp playground",
-    "the **|grid_sample − cv2|** map beside the two warps of one matrix M: black means "
-    "F.affine_grid + F.grid_sample agrees with cv2.warpAffine. Switch on **Notes' theta** and "
-    "it lights up at every edge: a half-pixel shift.",
+    N_("Affine warp playground"),
+    N_(
+        "the **|grid_sample − cv2|** map beside the two warps of one matrix M: black means "
+        "F.affine_grid + F.grid_sample agrees with cv2.warpAffine. Switch on **Notes' theta** "
+        "and it lights up at every edge: a half-pixel shift."
+    ),
 )
+# Sentences joined into one paragraph: a space between English ones, none between Chinese ones.
+SEP = "" if current_language() == "zh" else " "
 settings = current_settings()
 
 # ------------------------------------------------------------------------------------------
 # Details, section 1: the image first (the controls beside the figure need its size)
 # ------------------------------------------------------------------------------------------
 with layout.details:
-    st.header("1. Image, transform and output size", anchor=False)
+    st.header(_("1. Image, transform and output size"), anchor=False)
     img = image_input("warp.image")
 if img is None:
     with layout.figure:
         st.info(
-            "Pick a sample or upload an image below (section 1) to start warping.",
+            _("Pick a sample or upload an image below (section 1) to start warping."),
             icon=":material/image:",
         )
     st.stop()
@@ -330,7 +355,9 @@ try:
 except ValueError as error:
     with layout.figure:
         st.error(
-            f"{error}\n\nHint: choose a bundled sample or upload a larger image (section 1).",
+            tr(error)
+            + "\n\n"
+            + _("Hint: choose a bundled sample or upload a larger image (section 1)."),
             icon=":material/error:",
         )
     st.stop()
@@ -338,8 +365,10 @@ src_h, src_w = img.shape[:2]
 if warp.is_grayscale(img):
     with layout.details:
         st.info(
-            "This image is grayscale: its three channels are equal, so both warps and every "
-            "error are the same as for a single channel.",
+            _(
+                "This image is grayscale: its three channels are equal, so both warps and every "
+                "error are the same as for a single channel."
+            ),
             icon=":material/filter_b_and_w:",
         )
 
@@ -347,58 +376,66 @@ if warp.is_grayscale(img):
 # Controls beside the figure: the lesson's switch, the main transform, the sampling modes
 # ------------------------------------------------------------------------------------------
 matrix: np.ndarray | None = None
-definition_error: str | None = None
+definition_error: ValueError | None = None
 with layout.controls:
     notes = st.toggle(
-        "Notes' theta",
+        _("Notes' theta"),
         value=False,
         key="warp.notes",
         **BOUND,
-        help=f"Use the notes' affine2theta ({cite('000:18')}) instead of the correct "
-        "conversion. It normalizes with x_n = 2x/W - 1, which is half a pixel off with "
-        "align_corners=False. Switch it on to see the error appear.",
+        help=_(
+            "Use the notes' affine2theta ({ref}) instead of the correct "
+            "conversion. It normalizes with x_n = 2x/W - 1, which is half a pixel off with "
+            "align_corners=False. Switch it on to see the error appear."
+        ).format(ref=cite("000:18")),
     )
     align_corners = st.toggle(
         "align_corners",
         value=False,
         key="warp.align_corners",
         **BOUND,
-        help="Passed to F.affine_grid and F.grid_sample: are −1 and 1 the centres of the corner "
-        "pixels (True) or the outer edges of the image (False)?",
+        help=_(
+            "Passed to F.affine_grid and F.grid_sample: are −1 and 1 the centres of the corner "
+            "pixels (True) or the outer edges of the image (False)?"
+        ),
     )
     definition = st.radio(
-        "Define M with",
+        _("Define M with"),
         DEFINITIONS,
         key="warp.definition",
+        format_func=translator(),
         **BOUND,
-        help="M is OpenCV's 2x3 matrix: source pixel -> destination pixel.",
+        help=_("M is OpenCV's 2x3 matrix: source pixel -> destination pixel."),
     )
     try:
         if definition == "Sliders":
             angle = st.slider(
-                "Rotation (degrees)", -180.0, 180.0, 30.0, 1.0, key="warp.angle", **BOUND
+                _("Rotation (degrees)"), -180.0, 180.0, 30.0, 1.0, key="warp.angle", **BOUND
             )
-            scale = st.slider("Scale", 0.1, 4.0, 1.0, 0.05, key="warp.scale", **BOUND)
+            scale = st.slider(_("Scale"), 0.1, 4.0, 1.0, 0.05, key="warp.scale", **BOUND)
         elif definition == "Matrix entries":
             default = warp.matrix_from_params(15, 0.9, center=((src_w - 1) / 2, (src_h - 1) / 2))
             reject_unusable_link_value("warp.matrix_text", matrix_text_is_usable)
             text = st.text_area(
-                "M (two rows of three)",
+                _("M (two rows of three)"),
                 value="\n".join("  ".join(f"{v:.6g}" for v in row) for row in default),
                 height=90,
                 max_chars=MATRIX_MAX_CHARS,
                 key="warp.matrix_text",
                 **BOUND,
-                help="Two rows a b c / d e f: x' = a·x + b·y + c and y' = d·x + e·y + f, in "
-                "pixels. Brackets and commas are fine: paste a NumPy array straight from Python.",
+                help=_(
+                    "Two rows a b c / d e f: x' = a·x + b·y + c and y' = d·x + e·y + f, in "
+                    "pixels. Brackets and commas are fine: paste a NumPy array straight from "
+                    "Python."
+                ),
             )
             matrix = warp.parse_matrix_text(text)
         else:
-            st.caption("Edit the three point pairs below the picture (section 1).")
+            st.caption(_("Edit the three point pairs below the picture (section 1)."))
     except ValueError as error:
-        definition_error = str(error)
-    mode = st.selectbox("Interpolation", warp.INTERPOLATIONS, key="warp.mode", **BOUND)
-    padding_mode = st.selectbox("Padding", warp.PADDING_MODES, key="warp.padding", **BOUND)
+        definition_error = error
+    mode = st.selectbox(_("Interpolation"), warp.INTERPOLATIONS, key="warp.mode", **BOUND)
+    padding_mode = st.selectbox(_("Padding"), warp.PADDING_MODES, key="warp.padding", **BOUND)
 
 # ------------------------------------------------------------------------------------------
 # Details, section 1 (continued): the rarely used inputs of M, and the output size
@@ -406,14 +443,14 @@ with layout.controls:
 with layout.details:
     try:
         if definition == "Sliders":
-            st.markdown("**More of M** (shear, translation and the centre of rotation)")
+            st.markdown(_("**More of M** (shear, translation and the centre of rotation)"))
             c2, c3, c4 = st.columns(3)
-            shear_x = c2.slider("Shear x", -1.0, 1.0, 0.0, 0.05, key="warp.shear_x", **BOUND)
-            shear_y = c2.slider("Shear y", -1.0, 1.0, 0.0, 0.05, key="warp.shear_y", **BOUND)
-            tx = c3.slider("Translate x (% of W)", -100, 100, 0, 1, key="warp.tx", **BOUND)
-            ty = c3.slider("Translate y (% of H)", -100, 100, 0, 1, key="warp.ty", **BOUND)
-            cx = c4.slider("Centre x (% of W)", 0, 100, 50, 1, key="warp.cx", **BOUND)
-            cy = c4.slider("Centre y (% of H)", 0, 100, 50, 1, key="warp.cy", **BOUND)
+            shear_x = c2.slider(_("Shear x"), -1.0, 1.0, 0.0, 0.05, key="warp.shear_x", **BOUND)
+            shear_y = c2.slider(_("Shear y"), -1.0, 1.0, 0.0, 0.05, key="warp.shear_y", **BOUND)
+            tx = c3.slider(_("Translate x (percent of W)"), -100, 100, 0, 1, key="warp.tx", **BOUND)
+            ty = c3.slider(_("Translate y (percent of H)"), -100, 100, 0, 1, key="warp.ty", **BOUND)
+            cx = c4.slider(_("Centre x (percent of W)"), 0, 100, 50, 1, key="warp.cx", **BOUND)
+            cy = c4.slider(_("Centre y (percent of H)"), 0, 100, 50, 1, key="warp.cy", **BOUND)
             centre = (cx / 100 * (src_w - 1), cy / 100 * (src_h - 1))
             st.caption(
                 f"M = T({tx / 100 * src_w:.1f}, {ty / 100 * src_h:.1f} px) · "
@@ -426,8 +463,10 @@ with layout.details:
         elif definition == "Point pairs":
             src_default, dst_default = warp.default_points(src_w, src_h)
             st.markdown(
-                "**Point pairs:** three source points and where they must land; "
-                "cv2.getAffineTransform solves for M."
+                _(
+                    "**Point pairs:** three source points and where they must land; "
+                    "cv2.getAffineTransform solves for M."
+                )
             )
             src_pts, dst_pts = [], []
             for i in range(3):
@@ -436,10 +475,10 @@ with layout.details:
                 for col, (label, name, default_value) in zip(
                     cols,
                     [
-                        (f"source {i + 1} x", f"p{i}_sx", src_default[i, 0]),
-                        (f"source {i + 1} y", f"p{i}_sy", src_default[i, 1]),
-                        (f"target {i + 1} x", f"p{i}_dx", dst_default[i, 0]),
-                        (f"target {i + 1} y", f"p{i}_dy", dst_default[i, 1]),
+                        (_("source {n} x").format(n=i + 1), f"p{i}_sx", src_default[i, 0]),
+                        (_("source {n} y").format(n=i + 1), f"p{i}_sy", src_default[i, 1]),
+                        (_("target {n} x").format(n=i + 1), f"p{i}_dx", dst_default[i, 0]),
+                        (_("target {n} y").format(n=i + 1), f"p{i}_dy", dst_default[i, 1]),
                     ],
                     strict=True,
                 ):
@@ -456,18 +495,23 @@ with layout.details:
                 dst_pts.append(values[2:])
             matrix = warp.matrix_from_points(src_pts, dst_pts)
     except ValueError as error:
-        definition_error = str(error)
+        definition_error = error
 
     size_mode = st.radio(
-        "Output size (dsize)", SIZE_MODES, horizontal=True, key="warp.size_mode", **BOUND
+        _("Output size (dsize)"),
+        SIZE_MODES,
+        horizontal=True,
+        key="warp.size_mode",
+        format_func=translator(),
+        **BOUND,
     )
     if size_mode == "Custom":
         s1, s2 = st.columns(2)
         out_w = s1.number_input(
-            "Output width", min_value=0, value=src_w, step=1, key="warp.out_w", **BOUND
+            _("Output width"), min_value=0, value=src_w, step=1, key="warp.out_w", **BOUND
         )
         out_h = s2.number_input(
-            "Output height", min_value=0, value=src_h, step=1, key="warp.out_h", **BOUND
+            _("Output height"), min_value=0, value=src_h, step=1, key="warp.out_h", **BOUND
         )
     else:
         factor = {"Same as input": 1.0, "Half (shrink)": 0.5, "Double (enlarge)": 2.0}[size_mode]
@@ -477,8 +521,7 @@ with layout.details:
 if definition_error is not None:
     with layout.figure:
         st.error(
-            f"{definition_error}\n\nHint: change the {definition.lower()} of M; the picture "
-            "updates as soon as M is valid.",
+            tr(definition_error) + "\n\n" + _(DEFINITION_HINTS[definition]),
             icon=":material/error:",
         )
     st.stop()
@@ -486,18 +529,21 @@ try:
     dsize = warp.validate_dsize((out_w, out_h))
 except ValueError as error:
     hint = (
-        f"pick an output width and height between {warp.MIN_SIDE} and {warp.MAX_OUTPUT_SIDE} "
-        "pixels."
+        _("Hint: pick an output width and height between {low} and {high} pixels.").format(
+            low=warp.MIN_SIDE, high=warp.MAX_OUTPUT_SIDE
+        )
         if size_mode == "Custom"
-        else f"'{size_mode}' gives {out_w}×{out_h} for this {src_w}×{src_h} image; choose "
-        "another output size option, or Custom."
+        else _(
+            "Hint: '{option}' gives {out_w}×{out_h} for this {src_w}×{src_h} image; choose "
+            "another output size option, or Custom."
+        ).format(option=_(size_mode), out_w=out_w, out_h=out_h, src_w=src_w, src_h=src_h)
     )
     with layout.figure:
-        st.error(f"{error}\n\nHint: {hint}", icon=":material/error:")
+        st.error(tr(error) + "\n\n" + hint, icon=":material/error:")
     st.stop()
 
 try:
-    with layout.figure, st.spinner("Warping with cv2.warpAffine and F.grid_sample..."):
+    with layout.figure, st.spinner(_("Warping with cv2.warpAffine and F.grid_sample...")):
         case = warp_case(
             img, matrix, dsize, align_corners, mode, padding_mode, settings.device, notes
         )
@@ -506,7 +552,7 @@ try:
 except ValueError as error:
     with layout.figure:
         st.error(
-            f"{error}\n\nHint: a different image, transform or output size will work.",
+            tr(error) + "\n\n" + _("Hint: a different image, transform or output size will work."),
             icon=":material/error:",
         )
     st.stop()
@@ -514,9 +560,9 @@ except ValueError as error:
 # ------------------------------------------------------------------------------------------
 # The main figure: both warps and their difference
 # ------------------------------------------------------------------------------------------
-theta_name = "the notes' affine2theta" if notes else "affine_to_theta"
+theta_name = _("the notes' affine2theta") if notes else "affine_to_theta"
 e = result.errors
-unit = " grey levels" if img.dtype == np.uint8 else ""
+unit = " " + _("grey levels") if img.dtype == np.uint8 else ""
 # An output of at most 2 * border_px pixels on a side has no interior: its figures are NaN.
 has_interior = not math.isnan(e.mean_interior)
 with layout.figure:
@@ -525,22 +571,28 @@ with layout.figure:
         st.image(
             result.reference,
             caption="cv2.warpAffine",
-            alt=f"The {dsize[0]}×{dsize[1]} output of cv2.warpAffine with the current M.",
+            alt=_("The {w}×{h} output of cv2.warpAffine with the current M.").format(
+                w=dsize[0], h=dsize[1]
+            ),
             width="stretch",
         )
         st.image(
             result.warped,
-            caption="F.grid_sample" + (" (notes' theta)" if notes else ""),
-            alt=f"The {dsize[0]}×{dsize[1]} output of F.affine_grid + F.grid_sample with "
-            f"{theta_name}; it looks the same as OpenCV's.",
+            caption=_("F.grid_sample (notes' theta)") if notes else "F.grid_sample",
+            alt=_(
+                "The {w}×{h} output of F.affine_grid + F.grid_sample with "
+                "{theta_name}; it looks the same as OpenCV's."
+            ).format(w=dsize[0], h=dsize[1], theta_name=theta_name),
             width="stretch",
         )
     with heat_col:
         # Max-pooled for the browser (about 300 px wide), so no error can hide in the preview.
         show_chart(
             diff_figure(case, img),
-            alt=f"Heat map of |grid_sample − cv2.warpAffine| per output pixel: largest "
-            f"{e.max_whole:.3g}, mean {e.mean_whole:.3g}{unit}.",
+            alt=_(
+                "Heat map of |grid_sample − cv2.warpAffine| per output pixel: largest "
+                "{largest:.3g}, mean {mean:.3g}{unit}."
+            ).format(largest=e.max_whole, mean=e.mean_whole, unit=unit),
             width="stretch",
             theme=None,
             key="warp.diff_chart",
@@ -549,40 +601,53 @@ with layout.figure:
 dx, dy = result.notes_shift
 shift = float(np.hypot(dx, dy))
 if has_interior:
-    where = "Interior"
     err_mean, err_max = e.mean_interior, e.max_interior
     ok_mean, ok_max = correct.errors.mean_interior, correct.errors.max_interior
 else:
-    where = "Whole-image"
     err_mean, err_max = e.mean_whole, e.max_whole
     ok_mean, ok_max = correct.errors.mean_whole, correct.errors.max_whole
 with layout.figure:
     if notes:
         if align_corners:
-            how = (
+            how = _(
                 "With align_corners=True its 2/W (instead of 2/(W−1)) slightly rescales the "
                 "sampling about the top-left corner, so samples are misplaced by "
-                f"{result.grid_offset_px:.3f} px on average (measured on the sampling grid). "
-            )
+                "{offset:.3f} px on average (measured on the sampling grid)."
+            ).format(offset=result.grid_offset_px)
         else:
-            how = (
-                f"Every sample is misplaced by the same (dx, dy) = ({dx:+.3f}, {dy:+.3f}) px "
-                f"(|shift| = {shift:.3f} px; measured on the sampling grid: "
-                f"{result.grid_offset_px:.3f} px). "
+            how = _(
+                "Every sample is misplaced by the same (dx, dy) = ({dx:+.3f}, {dy:+.3f}) px "
+                "(|shift| = {shift:.3f} px; measured on the sampling grid: "
+                "{offset:.3f} px)."
+            ).format(dx=dx, dy=dy, shift=shift, offset=result.grid_offset_px)
+        verdict = (
+            _(
+                "Interior mean error {err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
+                "theta; max {err_max:.3g} vs {ok_max:.3g}."
             )
-        st.warning(
-            f"**The notes' affine2theta ({cite('000:18')}) is in use.** {how}{where} mean error "
-            f"{err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
-            f"theta; max {err_max:.3g} vs {ok_max:.3g}.",
-            icon=":material/warning:",
-        )
+            if has_interior
+            else _(
+                "Whole-image mean error {err_mean:.3f}{unit} vs {ok_mean:.4f} with the correct "
+                "theta; max {err_max:.3g} vs {ok_max:.3g}."
+            )
+        ).format(err_mean=err_mean, unit=unit, ok_mean=ok_mean, err_max=err_max, ok_max=ok_max)
+        head = _("**The notes' affine2theta ({ref}) is in use.**").format(ref=cite("000:18"))
+        st.warning(SEP.join((head, how, verdict)), icon=":material/warning:")
     else:
         st.success(
-            f"Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
-            f"{err_max:.3g} at most "
-            + ("inside the border" if has_interior else "over the whole image")
-            + ". (Switch on the notes' theta "
-            f"to shift every sample by {shift:.3f} px with align_corners=False.)",
+            (
+                _(
+                    "Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
+                    "{err_max:.3g} at most inside the border. (Switch on the notes' theta to "
+                    "shift every sample by {shift:.3f} px with align_corners=False.)"
+                )
+                if has_interior
+                else _(
+                    "Correct theta: the two paths agree to {err_mean:.4f}{unit} on average and "
+                    "{err_max:.3g} at most over the whole image. (Switch on the notes' theta to "
+                    "shift every sample by {shift:.3f} px with align_corners=False.)"
+                )
+            ).format(err_mean=err_mean, unit=unit, err_max=err_max, shift=shift),
             icon=":material/check_circle:",
         )
 
@@ -599,48 +664,72 @@ with size_note:
             warped=correct.warped if settings.device == "cpu" else None,
         )
     except ValueError as error:  # e.g. reflection too far outside at the input's own size
-        st.caption(f"The output-size check could not run for this transform: {error}")
+        st.caption(
+            _("The output-size check could not run for this transform: {error}").format(
+                error=tr(error)
+            )
+        )
     else:
-        st.caption(warp.output_size_caption(check, channels=1 if img.ndim == 2 else img.shape[2]))
-    with st.expander(f"The notes on affine_grid's size ({cite('000:18')})"):
+        channels = 1 if img.ndim == 2 else img.shape[2]
+        st.caption(SEP.join(tr(part) for part in warp.output_size_caption_parts(check, channels)))
+    with st.expander(_("The notes on affine_grid's size ({ref})").format(ref=cite("000:18"))):
         notes_callout(callouts_of("core.warp")["affine_grid_size_vs_dsize"])
 
 # ------------------------------------------------------------------------------------------
 # Details, section 2: the difference in numbers
 # ------------------------------------------------------------------------------------------
 details = layout.details
-details.header("2. The difference in numbers", anchor=False)
+details.header(_("2. The difference in numbers"), anchor=False)
 m1, m2, m3, m4 = details.columns(4)
 m1.metric(
-    "Interior max |Δ|",
-    f"{e.max_interior:.3g}" if has_interior else "n/a",
-    help=f"Largest |grid_sample − cv2.warpAffine| with a {e.border_px} px border excluded on "
-    "every side (the border is where the two libraries' padding rules meet).",
+    _("Interior max |Δ|"),
+    f"{e.max_interior:.3g}" if has_interior else _("n/a"),
+    help=_(
+        "Largest |grid_sample − cv2.warpAffine| with a {border} px border excluded on "
+        "every side (the border is where the two libraries' padding rules meet)."
+    ).format(border=e.border_px),
 )
 m2.metric(
-    "Interior mean |Δ|",
-    f"{e.mean_interior:.4f}" if has_interior else "n/a",
-    help=f"Mean |Δ| with a {e.border_px} px border excluded on every side.",
+    _("Interior mean |Δ|"),
+    f"{e.mean_interior:.4f}" if has_interior else _("n/a"),
+    help=_("Mean |Δ| with a {border} px border excluded on every side.").format(border=e.border_px),
 )
-m3.metric("Whole-image max |Δ|", f"{e.max_whole:.3g}")
-m4.metric("Whole-image mean |Δ|", f"{e.mean_whole:.4f}")
+m3.metric(_("Whole-image max |Δ|"), f"{e.max_whole:.3g}")
+m4.metric(_("Whole-image mean |Δ|"), f"{e.mean_whole:.4f}")
 details.caption(
-    f"Compared: cv2.warpAffine with {result.cv2_interpolation} and {result.cv2_border}, and "
-    f"F.grid_sample with mode={mode!r}, padding_mode={padding_mode!r}, "
-    f"align_corners={align_corners} and {theta_name}."
+    _(
+        "Compared: cv2.warpAffine with {interpolation} and {border}, and "
+        "F.grid_sample with mode={mode!r}, padding_mode={padding_mode!r}, "
+        "align_corners={align_corners} and {theta_name}."
+    ).format(
+        interpolation=result.cv2_interpolation,
+        border=result.cv2_border,
+        mode=mode,
+        padding_mode=padding_mode,
+        align_corners=align_corners,
+        theta_name=theta_name,
+    )
 )
 if mode == "nearest":
     details.caption(
-        f"Nearest neighbour: {result.differing_pixels} output pixels differ, "
-        f"{result.differing_off_ties} of them away from a rounding tie (a sample point within "
-        f"{warp.TIE_PX:g} px of k + 0.5, where OpenCV and grid_sample may round to different "
-        "neighbours)."
+        _(
+            "Nearest neighbour: {differing} output pixels differ, "
+            "{off_ties} of them away from a rounding tie (a sample point within "
+            "{tie:g} px of k + 0.5, where OpenCV and grid_sample may round to different "
+            "neighbours)."
+        ).format(
+            differing=result.differing_pixels,
+            off_ties=result.differing_off_ties,
+            tie=warp.TIE_PX,
+        )
     )
 if not has_interior:
     details.info(
-        f"The output ({dsize[0]}×{dsize[1]}) has no interior once the {e.border_px} px border "
-        "is excluded, so the verdict is for the whole image. Pick a larger output size "
-        "for interior figures.",
+        _(
+            "The output ({w}×{h}) has no interior once the {border} px border "
+            "is excluded, so the verdict is for the whole image. Pick a larger output size "
+            "for interior figures."
+        ).format(w=dsize[0], h=dsize[1], border=e.border_px),
         icon=":material/info:",
     )
 
@@ -648,8 +737,10 @@ with layout.details:
     row = case.profile_row
     show_chart(
         profile_figure(case, img),
-        alt=f"Output row {row} of both warps, mean over channels: the two curves overlap "
-        "unless one path samples shifted.",
+        alt=_(
+            "Output row {row} of both warps, mean over channels: the two curves overlap "
+            "unless one path samples shifted."
+        ).format(row=row),
         width="stretch",
         key="warp.profile_chart",
     )
@@ -657,22 +748,29 @@ with layout.details:
     # ------------------------------------------------------------------------------------------
     # 4. Matrices and the sampling grid
     # ------------------------------------------------------------------------------------------
-    st.header("3. From M to theta, and where each output pixel samples", anchor=False)
+    st.header(_("3. From M to theta, and where each output pixel samples"), anchor=False)
     mats = result.matrices
-    tab_mats, tab_grid = st.tabs(["Matrices", "Sampling grid"])
+    tab_mats, tab_grid = st.tabs([_("Matrices"), _("Sampling grid")])
     with tab_mats:
-        st.latex(r"\theta = N_{src}\, M^{-1}\, N_{dst}^{-1}\quad\text{(top two rows of the 3×3)}")
+        st.latex(
+            r"\theta = N_{src}\, M^{-1}\, N_{dst}^{-1}\quad\text{("
+            + _("top two rows of the 3×3")
+            + ")}"
+        )
         st.latex(mats.formula)
         st.caption(
-            f"align_corners={align_corners}: "
-            + (
-                "−1 and 1 are the centres of the corner pixels."
+            (
+                _(
+                    "align_corners=True: −1 and 1 are the centres of the corner pixels. N_src "
+                    "uses the input size {src_w}×{src_h}, N_dst the output size {w}×{h}."
+                )
                 if align_corners
-                else "−1 and 1 are the outer edges of the image, half a pixel beyond the corner "
-                "pixel centres."
-            )
-            + f" N_src uses the input size {src_w}×{src_h}, N_dst the output size "
-            f"{dsize[0]}×{dsize[1]}."
+                else _(
+                    "align_corners=False: −1 and 1 are the outer edges of the image, half a "
+                    "pixel beyond the corner pixel centres. N_src uses the input size "
+                    "{src_w}×{src_h}, N_dst the output size {w}×{h}."
+                )
+            ).format(src_w=src_w, src_h=src_h, w=dsize[0], h=dsize[1])
         )
         # Inline maths, one matrix a line: a display formula (st.latex) is a scroll region, and
         # the 3x3 matrices overflowed it by a few pixels, so axe-core flagged a scroll region a
@@ -686,17 +784,18 @@ with layout.details:
             *([(r"\theta_{correct}", mats.correct_theta)] if notes else []),
         ):
             st.markdown(matrix_markdown(name, value))
-        with st.expander("Why the inverse, and why normalize?"):
+        with st.expander(_("Why the inverse, and why normalize?")):
             st.markdown(
-                "cv2.warpAffine reads the destination pixel d from the source at M⁻¹·d, so the "
-                "matrix it needs internally is the inverse of the one you give it. affine_grid "
-                "does the same lookup but wants it in normalized coordinates: for each output "
-                "position in [−1, 1] it returns an input position in [−1, 1]. So we convert "
-                "output pixels to normalized coordinates backwards (N_dst⁻¹), apply M⁻¹, and "
-                "normalize the "
-                f"result with the input size (N_src). Here theta[0, 2] = {mats.theta[0, 2]:.4f}: "
-                "the normalized input x read by the output's centre column when the image is not "
-                "rotated."
+                _(
+                    "cv2.warpAffine reads the destination pixel d from the source at M⁻¹·d, so "
+                    "the matrix it needs internally is the inverse of the one you give it. "
+                    "affine_grid does the same lookup but wants it in normalized coordinates: for "
+                    "each output position in [−1, 1] it returns an input position in [−1, 1]. So "
+                    "we convert output pixels to normalized coordinates backwards (N_dst⁻¹), "
+                    "apply M⁻¹, and normalize the result with the input size (N_src). Here "
+                    "theta[0, 2] = {theta02:.4f}: the normalized input x read by the output's "
+                    "centre column when the image is not rotated."
+                ).format(theta02=mats.theta[0, 2])
             )
     with tab_grid:
         grid = result.grid
@@ -704,8 +803,10 @@ with layout.details:
         with g1:
             show_chart(
                 grid_figure(case, img),
-                alt=f"The input image with {grid.in_x.size} dots: where every {grid.step}th "
-                "output pixel reads the input, and the output frame as a dashed outline.",
+                alt=_(
+                    "The input image with {n} dots: where every {step}th "
+                    "output pixel reads the input, and the output frame as a dashed outline."
+                ).format(n=grid.in_x.size, step=grid.step),
                 width="stretch",
                 key="warp.grid_chart",
             )
@@ -713,37 +814,48 @@ with layout.details:
         with g2:
             show_chart(
                 zoom_figure(case, img),
-                alt=f"Close-up of {zoom.out_x.size} neighbouring output pixels: filled dots "
-                "where grid_sample reads, rings where cv2.warpAffine reads.",
+                alt=_(
+                    "Close-up of {n} neighbouring output pixels: filled dots "
+                    "where grid_sample reads, rings where cv2.warpAffine reads."
+                ).format(n=zoom.out_x.size),
                 width="stretch",
                 key="warp.zoom_chart",
             )
         st.caption(
-            f"Overview: {grid.in_x.size} output pixels, coloured by output x. "
-            "Hover a dot: output pixel ← input coordinate. Dots outside the picture read the "
-            f"padding ({padding_mode}). The dashed outline is the output frame seen from the "
-            "input. In the close-up, a dot centred in its white ring means grid_sample reads "
-            "exactly where "
-            + (
-                f"OpenCV does; with the notes' theta every dot sits {result.grid_offset_px:.3f} px "
-                "off its ring."
+            (
+                _(
+                    "Overview: {n} output pixels, coloured by output x. "
+                    "Hover a dot: output pixel ← input coordinate. Dots outside the picture read "
+                    "the padding ({padding_mode}). The dashed outline is the output frame seen "
+                    "from the input. In the close-up, a dot centred in its white ring means "
+                    "grid_sample reads exactly where OpenCV does; with the notes' theta every dot "
+                    "sits {offset:.3f} px off its ring."
+                )
                 if notes
-                else f"OpenCV does (mean offset now {result.grid_offset_px:.1e} px)."
-            )
+                else _(
+                    "Overview: {n} output pixels, coloured by output x. "
+                    "Hover a dot: output pixel ← input coordinate. Dots outside the picture read "
+                    "the padding ({padding_mode}). The dashed outline is the output frame seen "
+                    "from the input. In the close-up, a dot centred in its white ring means "
+                    "grid_sample reads exactly where OpenCV does (mean offset now {offset:.1e} px)."
+                )
+            ).format(n=grid.in_x.size, padding_mode=padding_mode, offset=result.grid_offset_px)
         )
 
     # ------------------------------------------------------------------------------------------
     # 5. Timing and code
     # ------------------------------------------------------------------------------------------
-    st.header("4. Timing", anchor=False)
+    st.header(_("4. Timing"), anchor=False)
     st.caption(
-        f"Both paths on the current image and output size; torch on `{settings.device}`. On a GPU, "
-        "torch.cuda.synchronize() runs before starting and before stopping the clock, because CUDA "
-        "calls return before the kernel has finished."
+        _(
+            "Both paths on the current image and output size; torch on `{device}`. On a GPU, "
+            "torch.cuda.synchronize() runs before starting and before stopping the clock, because "
+            "CUDA calls return before the kernel has finished."
+        ).format(device=settings.device)
     )
-    if st.button("Time both paths (median of 5)", key="warp.time", icon=":material/timer:"):
+    if st.button(_("Time both paths (median of 5)"), key="warp.time", icon=":material/timer:"):
         try:
-            with st.spinner("Timing cv2.warpAffine and affine_grid + grid_sample..."):
+            with st.spinner(_("Timing cv2.warpAffine and affine_grid + grid_sample...")):
                 timing = warp.time_warps(
                     img,
                     matrix,
@@ -755,17 +867,24 @@ with layout.details:
                 )
         except ValueError as error:
             st.error(
-                f"{error}\n\nHint: choose another device in the sidebar.", icon=":material/error:"
+                tr(error) + "\n\n" + _("Hint: choose another device in the sidebar."),
+                icon=":material/error:",
             )
         else:
             t1, t2, t3, t4 = st.columns(4)
             t1.metric("cv2.warpAffine (CPU)", f"{timing.cv2_ms:.2f} ms")
-            t2.metric(f"torch end to end ({timing.device})", f"{timing.torch_ms:.2f} ms")
-            t3.metric("affine_grid + grid_sample only", f"{timing.torch_kernel_ms:.2f} ms")
+            t2.metric(
+                _("torch end to end ({device})").format(device=timing.device),
+                f"{timing.torch_ms:.2f} ms",
+            )
+            t3.metric(_("affine_grid + grid_sample only"), f"{timing.torch_kernel_ms:.2f} ms")
             t4.metric("torch / cv2", f"{timing.ratio:.1f}×")
             st.caption(
-                "End to end = numpy → tensor on the device → affine_grid + grid_sample → numpy. "
-                "The grid_sample path also builds a float grid of 2·H·W coordinates first."
+                _(
+                    "End to end = numpy → tensor on the device → affine_grid + grid_sample → "
+                    "numpy. The grid_sample path also builds a float grid of 2·H·W coordinates "
+                    "first."
+                )
             )
 
     sample = st.session_state.get("warp.image.sample", "chelsea.png")

@@ -46,6 +46,7 @@ import torch
 import torch.nn.functional as F
 
 from core.notes import NotesCallout, NotesRef, run_live
+from core.text import N_, T
 
 INTERPOLATIONS: tuple[str, ...] = ("bilinear", "nearest", "bicubic")
 PADDING_MODES: tuple[str, ...] = ("zeros", "border", "reflection")
@@ -109,20 +110,30 @@ def validate_affine(M: np.ndarray | Sequence[Sequence[float]] | torch.Tensor) ->
     try:
         m = np.array(M, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"the affine matrix must be numbers in a 2x3 array, got {M!r}") from error
+        raise ValueError(
+            T("the affine matrix must be numbers in a 2x3 array, got {M!r}", M=M)
+        ) from error
     if m.shape == (3, 3):
         if not np.allclose(m[2], [0.0, 0.0, 1.0]):
             raise ValueError(
-                f"a 3x3 matrix is affine only if its last row is [0, 0, 1], got {m[2].tolist()}"
+                T(
+                    "a 3x3 matrix is affine only if its last row is [0, 0, 1], got {row}",
+                    row=m[2].tolist(),
+                )
             )
         m = m[:2]
     if m.shape != (2, 3):
-        raise ValueError(f"the affine matrix must have shape 2x3 (OpenCV's M), got {m.shape}")
+        raise ValueError(
+            T("the affine matrix must have shape 2x3 (OpenCV's M), got {shape}", shape=m.shape)
+        )
     if not np.isfinite(m).all():
         bad = [f"M[{r}][{c}]={m[r, c]}" for r, c in zip(*np.nonzero(~np.isfinite(m)), strict=True)]
         raise ValueError(
-            f"the affine matrix contains NaN or infinite entries ({', '.join(bad)}); "
-            "every entry must be a finite number"
+            T(
+                "the affine matrix contains NaN or infinite entries ({bad}); "
+                "every entry must be a finite number",
+                bad=", ".join(bad),
+            )
         )
     a = m[:, :2]
     scale = float(np.abs(a).max())
@@ -130,17 +141,45 @@ def validate_affine(M: np.ndarray | Sequence[Sequence[float]] | torch.Tensor) ->
         det = float(np.linalg.det(a))
     if not math.isfinite(det) or not math.isfinite(scale * scale):
         raise ValueError(
-            f"the affine matrix's 2x2 part {_fmt_matrix(a)} is too large to invert: its "
-            "determinant overflows. Use entries of a sane size (a scale of 1e6 is already a "
-            "million-fold zoom)"
+            T(
+                "the affine matrix's 2x2 part {a} is too large to invert: its "
+                "determinant overflows. Use entries of a sane size (a scale of 1e6 is already a "
+                "million-fold zoom)",
+                a=_fmt_matrix(a),
+            )
         )
     if scale == 0.0 or abs(det) <= 1e-12 * scale * scale:
         raise ValueError(
-            f"the affine matrix is singular: its 2x2 part {_fmt_matrix(a)} has determinant "
-            f"{det:.3g}, so it squashes the image onto a line (or a point) and cannot be "
-            "inverted. Use a non-zero scale, and shears whose product is not 1."
+            T(
+                "the affine matrix is singular: its 2x2 part {a} has determinant "
+                "{det:.3g}, so it squashes the image onto a line (or a point) and cannot be "
+                "inverted. Use a non-zero scale, and shears whose product is not 1.",
+                a=_fmt_matrix(a),
+                det=det,
+            )
         )
     return m
+
+
+# The sizes _validate_hw checks, each with its own sentence (a translation needs the whole).
+_HW_TOO_SMALL = {
+    "the image": N_(
+        "the image is {w}x{h} pixels (width x height); warping needs at least "
+        "{min_side}x{min_side} pixels"
+    ),
+    "the source size": N_(
+        "the source size is {w}x{h} pixels (width x height); warping needs at least "
+        "{min_side}x{min_side} pixels"
+    ),
+    "the output size": N_(
+        "the output size is {w}x{h} pixels (width x height); warping needs at least "
+        "{min_side}x{min_side} pixels"
+    ),
+    "the size": N_(
+        "the size is {w}x{h} pixels (width x height); warping needs at least "
+        "{min_side}x{min_side} pixels"
+    ),
+}
 
 
 def _validate_hw(hw: Sequence[int], what: str) -> tuple[int, int]:
@@ -149,10 +188,12 @@ def _validate_hw(hw: Sequence[int], what: str) -> tuple[int, int]:
     except (TypeError, ValueError) as error:
         raise ValueError(f"{what} must be a pair (height, width), got {hw!r}") from error
     if h < MIN_SIDE or w < MIN_SIDE:
-        raise ValueError(
-            f"{what} is {w}x{h} pixels (width x height); warping needs at least "
-            f"{MIN_SIDE}x{MIN_SIDE} pixels"
+        template = _HW_TOO_SMALL.get(
+            what,
+            f"{what} is {{w}}x{{h}} pixels (width x height); warping needs at least "
+            "{min_side}x{min_side} pixels",
         )
+        raise ValueError(T(template, w=w, h=h, min_side=MIN_SIDE))
     return h, w
 
 
@@ -166,21 +207,34 @@ def validate_dsize(dsize: Sequence[int]) -> tuple[int, int]:
         w, h = (v for v in dsize)
     except (TypeError, ValueError) as error:
         raise ValueError(
-            f"the output size must be a pair (width, height), got {dsize!r}"
+            T("the output size must be a pair (width, height), got {dsize!r}", dsize=dsize)
         ) from error
-    for name, v in (("width", w), ("height", h)):
+    for template, v in (
+        (N_("the output width must be a whole number of pixels, got {v}"), w),
+        (N_("the output height must be a whole number of pixels, got {v}"), h),
+    ):
         if isinstance(v, float) and not float(v).is_integer():
-            raise ValueError(f"the output {name} must be a whole number of pixels, got {v}")
+            raise ValueError(T(template, v=v))
     w, h = int(w), int(h)
     if w < MIN_SIDE or h < MIN_SIDE:
         raise ValueError(
-            f"the output size {w}x{h} (width x height) is too small: each side needs at least "
-            f"{MIN_SIDE} pixels"
+            T(
+                "the output size {w}x{h} (width x height) is too small: each side needs at "
+                "least {min_side} pixels",
+                w=w,
+                h=h,
+                min_side=MIN_SIDE,
+            )
         )
     if w > MAX_OUTPUT_SIDE or h > MAX_OUTPUT_SIDE:
         raise ValueError(
-            f"the output size {w}x{h} (width x height) is over the cap of {MAX_OUTPUT_SIDE} "
-            "pixels per side; choose a smaller output size"
+            T(
+                "the output size {w}x{h} (width x height) is over the cap of {cap} "
+                "pixels per side; choose a smaller output size",
+                w=w,
+                h=h,
+                cap=MAX_OUTPUT_SIDE,
+            )
         )
     return w, h
 
@@ -196,18 +250,23 @@ def validate_image(img: np.ndarray) -> np.ndarray:
             below 2 pixels (e.g. a 1x1 image).
     """
     if not isinstance(img, np.ndarray):
-        raise ValueError(f"the image must be a numpy array, got {type(img).__name__}")
+        raise ValueError(T("the image must be a numpy array, got {kind}", kind=type(img).__name__))
     if img.ndim == 2:
         img = img[:, :, None]
     if img.ndim != 3 or img.shape[2] not in (1, 3, 4):
         raise ValueError(
-            f"the image must be (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), got shape {img.shape}"
+            T(
+                "the image must be (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), got shape {shape}",
+                shape=img.shape,
+            )
         )
     if img.dtype != np.uint8 and img.dtype not in (np.float32, np.float64):
-        raise ValueError(f"the image must be uint8, float32 or float64, got {img.dtype}")
+        raise ValueError(
+            T("the image must be uint8, float32 or float64, got {dtype}", dtype=img.dtype)
+        )
     _validate_hw(img.shape[:2], "the image")
     if img.dtype != np.uint8 and not np.isfinite(img).all():
-        raise ValueError("the image contains NaN or infinite values")
+        raise ValueError(T("the image contains NaN or infinite values"))
     return img
 
 
@@ -233,11 +292,15 @@ def _check_reflection_reach(m: np.ndarray, src_hw: Sequence[int], dsize: Sequenc
     reach = reflection_reach(m, src_hw, dsize)
     if reach > MAX_REFLECTION_REACH:
         raise ValueError(
-            f"with reflection padding this output samples the input up to {reach:,.0f} "
-            f"image widths/heights outside it (the limit is {MAX_REFLECTION_REACH}); "
-            "cv2.warpAffine folds such far samples back one image length at a time, which "
-            "would take minutes. Use zeros or border padding, or a transform that keeps the "
-            "output nearer the image"
+            T(
+                "with reflection padding this output samples the input up to {reach:,.0f} "
+                "image widths/heights outside it (the limit is {limit}); "
+                "cv2.warpAffine folds such far samples back one image length at a time, which "
+                "would take minutes. Use zeros or border padding, or a transform that keeps the "
+                "output nearer the image",
+                reach=reach,
+                limit=MAX_REFLECTION_REACH,
+            )
         )
 
 
@@ -252,19 +315,30 @@ def _validate_device(device: str) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as error:
-        raise ValueError(f"unknown torch device {device!r}; use 'cpu' or 'cuda:N'") from error
+        raise ValueError(
+            T("unknown torch device {device!r}; use 'cpu' or 'cuda:N'", device=device)
+        ) from error
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(
-                f"device {device!r} asked for, but PyTorch sees no CUDA GPU; use 'cpu'"
+                T(
+                    "device {device!r} asked for, but PyTorch sees no CUDA GPU; use 'cpu'",
+                    device=device,
+                )
             )
         index = dev.index or 0
         if index >= torch.cuda.device_count():
             raise ValueError(
-                f"device {device!r} does not exist: PyTorch sees {torch.cuda.device_count()} GPU(s)"
+                T(
+                    "device {device!r} does not exist: PyTorch sees {count} GPU(s)",
+                    device=device,
+                    count=torch.cuda.device_count(),
+                )
             )
     elif dev.type != "cpu":
-        raise ValueError(f"device {device!r} is not supported here; use 'cpu' or 'cuda:N'")
+        raise ValueError(
+            T("device {device!r} is not supported here; use 'cpu' or 'cuda:N'", device=device)
+        )
     return dev
 
 
@@ -472,6 +546,33 @@ def _triangle_area(pts: np.ndarray) -> float:
     return 0.5 * abs((x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0))
 
 
+# matrix_from_points' messages for each side, whole sentences (one catalog message each).
+_POINT_ERRORS = {
+    "source": {
+        "nan": N_("source points contain NaN or infinite values: {values}"),
+        "range": N_(
+            "source point coordinates must lie within ±{limit:,.0f} px "
+            "(OpenCV solves in float32), got {largest:.3g}"
+        ),
+        "collinear": N_(
+            "the three source points {shown} are collinear (they lie on one line), so "
+            "they do not define an invertible affine map; move one point off the line"
+        ),
+    },
+    "destination": {
+        "nan": N_("destination points contain NaN or infinite values: {values}"),
+        "range": N_(
+            "destination point coordinates must lie within ±{limit:,.0f} px "
+            "(OpenCV solves in float32), got {largest:.3g}"
+        ),
+        "collinear": N_(
+            "the three destination points {shown} are collinear (they lie on one line), so "
+            "they do not define an invertible affine map; move one point off the line"
+        ),
+    },
+}
+
+
 def matrix_from_points(
     src_pts: Sequence[Sequence[float]], dst_pts: Sequence[Sequence[float]]
 ) -> np.ndarray:
@@ -492,6 +593,7 @@ def matrix_from_points(
     """
     sets = {}
     for name, pts in (("source", src_pts), ("destination", dst_pts)):
+        texts = _POINT_ERRORS[name]
         try:
             arr = np.array(pts, dtype=np.float64)
         except (TypeError, ValueError) as error:
@@ -499,19 +601,15 @@ def matrix_from_points(
         if arr.shape != (3, 2):
             raise ValueError(f"{name} points must be three (x, y) pairs, got shape {arr.shape}")
         if not np.isfinite(arr).all():
-            raise ValueError(f"{name} points contain NaN or infinite values: {arr.tolist()}")
+            raise ValueError(T(texts["nan"], values=arr.tolist()))
         if np.abs(arr).max() > MAX_POINT_COORD:
             raise ValueError(
-                f"{name} point coordinates must lie within ±{MAX_POINT_COORD:,.0f} px "
-                f"(OpenCV solves in float32), got {np.abs(arr).max():.3g}"
+                T(texts["range"], limit=MAX_POINT_COORD, largest=float(np.abs(arr).max()))
             )
         span = float(np.ptp(arr, axis=0).max())
         if span == 0.0 or _triangle_area(arr) <= 1e-6 * span * span:
             shown = ", ".join(f"({x:g}, {y:g})" for x, y in arr)
-            raise ValueError(
-                f"the three {name} points {shown} are collinear (they lie on one line), so "
-                "they do not define an invertible affine map; move one point off the line"
-            )
+            raise ValueError(T(texts["collinear"], shown=shown))
         sets[name] = arr
     m = cv2.getAffineTransform(
         sets["source"].astype(np.float32), sets["destination"].astype(np.float32)
@@ -543,10 +641,13 @@ def parse_matrix_text(text: str) -> np.ndarray:
         try:
             values.append(float(tok))
         except ValueError:
-            raise ValueError(f"{tok!r} in the matrix is not a number") from None
+            raise ValueError(T("{tok!r} in the matrix is not a number", tok=tok)) from None
     if len(values) != 6:
         raise ValueError(
-            f"the matrix needs 6 numbers (2 rows of 3: a b c / d e f), got {len(values)}"
+            T(
+                "the matrix needs 6 numbers (2 rows of 3: a b c / d e f), got {count}",
+                count=len(values),
+            )
         )
     return validate_affine(np.array(values).reshape(2, 3))
 
@@ -1373,50 +1474,95 @@ def canvas_check(
     )
 
 
-def output_size_caption(check: CanvasCheck, channels: int = 3) -> str:
-    """The warp page's caption on the output size, with the live numbers of ``check``."""
+def output_size_caption_parts(check: CanvasCheck, channels: int = 3) -> list[T]:
+    """The sentences of :func:`output_size_caption`, each one catalog message (the page
+    translates each and joins them)."""
     w, h = check.dsize
     sw, sh = check.src_size
     ww, wh = check.window
-    text = (
-        f"`F.affine_grid(theta, size=(1, {channels}, {h}, {w}))`: **size is the output grid's "
-        f"resolution**, {h}×{w} sample points. Because theta is recomputed from this size "
-        "(N_dst in θ = N_src·M⁻¹·N_dst⁻¹), output pixel (x, y) still reads the input at "
-        "M⁻¹·(x, y), exactly where cv2.warpAffine reads it: the output size works as OpenCV's "
-        "`dsize = (width, height)`, a canvas over the destination plane. Shrinking keeps its "
-        "top-left window, enlarging adds room on the right and at the bottom; how densely the "
-        "input is sampled is set by M alone."
-    )
+    parts = [
+        T(
+            "`F.affine_grid(theta, size=(1, {channels}, {h}, {w}))`: **size is the output "
+            "grid's resolution**, {h}×{w} sample points. Because theta is recomputed from this "
+            "size (N_dst in θ = N_src·M⁻¹·N_dst⁻¹), output pixel (x, y) still reads the input at "
+            "M⁻¹·(x, y), exactly where cv2.warpAffine reads it: the output size works as "
+            "OpenCV's `dsize = (width, height)`, a canvas over the destination plane. Shrinking "
+            "keeps its top-left window, enlarging adds room on the right and at the bottom; how "
+            "densely the input is sampled is set by M alone.",
+            channels=channels,
+            h=h,
+            w=w,
+        )
+    ]
     if check.dsize != check.src_size:
         shrunk = (w, h) == (ww, wh)
-        close = (
-            "exactly"
-            if check.max_abs_vs_src_size == 0
-            else f"within {check.max_abs_vs_src_size:.3g} (float32 rounding of the sample "
-            "positions) of"
-        )
-        if shrunk:
-            text += (
-                f" Checked now: this {w}×{h} output is {close} the top-left {w}×{h} window of "
-                f"the warp at the input's size {sw}×{sh}."
+        exact = check.max_abs_vs_src_size == 0
+        values = {"w": w, "h": h, "ww": ww, "wh": wh, "sw": sw, "sh": sh}
+        if shrunk and exact:
+            parts.append(
+                T(
+                    "Checked now: this {w}×{h} output is exactly the top-left {w}×{h} window "
+                    "of the warp at the input's size {sw}×{sh}.",
+                    **values,
+                )
+            )
+        elif shrunk:
+            parts.append(
+                T(
+                    "Checked now: this {w}×{h} output is within {diff:.3g} (float32 rounding "
+                    "of the sample positions) of the top-left {w}×{h} window of the warp at "
+                    "the input's size {sw}×{sh}.",
+                    diff=check.max_abs_vs_src_size,
+                    **values,
+                )
+            )
+        elif exact:
+            parts.append(
+                T(
+                    "Checked now: the top-left {ww}×{wh} window of this {w}×{h} output is "
+                    "exactly the same window of the warp at the input's size {sw}×{sh}.",
+                    **values,
+                )
             )
         else:
-            text += (
-                f" Checked now: the top-left {ww}×{wh} window of this {w}×{h} output is "
-                f"{close} the same window of the warp at the input's size {sw}×{sh}."
+            parts.append(
+                T(
+                    "Checked now: the top-left {ww}×{wh} window of this {w}×{h} output is "
+                    "within {diff:.3g} (float32 rounding of the sample positions) of the same "
+                    "window of the warp at the input's size {sw}×{sh}.",
+                    diff=check.max_abs_vs_src_size,
+                    **values,
+                )
             )
-        if check.max_abs_vs_input_crop is not None:
-            crop = (
-                "exactly"
-                if check.max_abs_vs_input_crop == 0
-                else f"within {check.max_abs_vs_input_crop:.3g} of"
-            )
-            text += (
-                f" With the identity M, that window is {crop} the input's top-left crop "
-                f"`img[:{wh}, :{ww}]`"
-                + (", not a resampled copy of the whole image." if shrunk else ".")
-            )
-    return text
+        crop = check.max_abs_vs_input_crop
+        if crop is not None:
+            if crop == 0 and shrunk:
+                template = N_(
+                    "With the identity M, that window is exactly the input's top-left crop "
+                    "`img[:{wh}, :{ww}]`, not a resampled copy of the whole image."
+                )
+            elif crop == 0:
+                template = N_(
+                    "With the identity M, that window is exactly the input's top-left crop "
+                    "`img[:{wh}, :{ww}]`."
+                )
+            elif shrunk:
+                template = N_(
+                    "With the identity M, that window is within {crop:.3g} of the input's "
+                    "top-left crop `img[:{wh}, :{ww}]`, not a resampled copy of the whole image."
+                )
+            else:
+                template = N_(
+                    "With the identity M, that window is within {crop:.3g} of the input's "
+                    "top-left crop `img[:{wh}, :{ww}]`."
+                )
+            parts.append(T(template, crop=crop, wh=wh, ww=ww))
+    return parts
+
+
+def output_size_caption(check: CanvasCheck, channels: int = 3) -> str:
+    """The warp page's caption on the output size, with the live numbers of ``check``."""
+    return " ".join(output_size_caption_parts(check, channels))
 
 
 AFFINE_GRID_SIZE_CODE = """import torch
@@ -1452,6 +1598,57 @@ def _printed(output: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in output.splitlines() if ": " in line)
 
 
+# The callout's "today" for each outcome of the live check: whole sentences, one catalog
+# message each, filled with the run's numbers (``today_args``).
+_TODAY = {
+    (True, True): N_(
+        "With one fixed theta, affine_grid's size only sets how many points cover the "
+        "same [-1, 1] square: a 4x4 grid resamples the whole 8x8 image, row 0 reads "
+        "{fixed_row} (blends of pixels across the full width). So the notes are right "
+        "about affine_grid alone. But a theta recomputed from the output size, as this "
+        "app's affine_to_theta and the notes' own affine2theta(M, in_size, out_size) do, "
+        "makes the size act exactly as OpenCV's dsize: "
+        "the 4x4 output IS the top-left crop img[:4, :4]. The notes' 'keep resolution when "
+        "shrinking' branch (a full-size grid, then dst[:, :, :H2, :W2]) therefore gives "
+        "the same pixels at the cost of a full-size grid; it is not needed."
+    ),
+    (True, False): N_(
+        "With one fixed theta, affine_grid's size only sets how many points cover the "
+        "same [-1, 1] square: a 4x4 grid resamples the whole 8x8 image, row 0 reads "
+        "{fixed_row} (blends of pixels across the full width). So the notes are right "
+        "about affine_grid alone. But a theta recomputed from the output size, as this "
+        "app's affine_to_theta and the notes' own affine2theta(M, in_size, out_size) do, "
+        "makes the size act exactly as OpenCV's dsize: "
+        "the 4x4 output IS the top-left crop img[:4, :4]. The notes' 'keep resolution when "
+        "shrinking' branch (a full-size grid, then dst[:, :, :H2, :W2]) therefore gives "
+        "pixels within {branch_diff} at the cost of a full-size grid; it is not needed."
+    ),
+    (False, True): N_(
+        "With one fixed theta, affine_grid's size only sets how many points cover the "
+        "same [-1, 1] square: a 4x4 grid resamples the whole 8x8 image, row 0 reads "
+        "{fixed_row} (blends of pixels across the full width). So the notes are right "
+        "about affine_grid alone. But a theta recomputed from the output size, as this "
+        "app's affine_to_theta and the notes' own affine2theta(M, in_size, out_size) do, "
+        "makes the size act exactly as OpenCV's dsize: "
+        "the 4x4 output is within {crop_diff} of the crop img[:4, :4]. The notes' 'keep "
+        "resolution when shrinking' branch (a full-size grid, then dst[:, :, :H2, :W2]) "
+        "therefore gives the same pixels at the cost of a full-size grid; it is not needed."
+    ),
+    (False, False): N_(
+        "With one fixed theta, affine_grid's size only sets how many points cover the "
+        "same [-1, 1] square: a 4x4 grid resamples the whole 8x8 image, row 0 reads "
+        "{fixed_row} (blends of pixels across the full width). So the notes are right "
+        "about affine_grid alone. But a theta recomputed from the output size, as this "
+        "app's affine_to_theta and the notes' own affine2theta(M, in_size, out_size) do, "
+        "makes the size act exactly as OpenCV's dsize: "
+        "the 4x4 output is within {crop_diff} of the crop img[:4, :4]. The notes' 'keep "
+        "resolution when shrinking' branch (a full-size grid, then dst[:, :, :H2, :W2]) "
+        "therefore gives pixels within {branch_diff} at the cost of a full-size grid; it is "
+        "not needed."
+    ),
+}
+
+
 def _affine_grid_size_callout() -> NotesCallout:
     run = run_live(AFFINE_GRID_SIZE_CODE)
     lines = _printed(run.output)
@@ -1460,34 +1657,25 @@ def _affine_grid_size_callout() -> NotesCallout:
         crop_diff = float(lines["max |difference| from the crop img[:4, :4]"])
         branch_diff = float(lines["max |difference| of the notes' full-size-then-crop"])
     except (KeyError, ValueError):
-        today = f"The check did not run as expected: {run.error or run.output!r}."
+        today = N_("The check did not run as expected: {output}.")
+        today_args = (("output", repr(run.error or run.output)),)
     else:
-        today = (
-            f"With one fixed theta, affine_grid's size only sets how many points cover the "
-            f"same [-1, 1] square: a 4x4 grid resamples the whole 8x8 image, row 0 reads "
-            f"{fixed_row} (blends of pixels across the full width). So the notes are right "
-            "about affine_grid alone. But a theta recomputed from the output size, as this "
-            "app's affine_to_theta and the notes' own affine2theta(M, in_size, out_size) do, "
-            "makes the size act exactly as OpenCV's dsize: "
-            + (
-                "the 4x4 output IS the top-left crop img[:4, :4]"
-                if crop_diff == 0
-                else f"the 4x4 output is within {crop_diff:g} of the crop img[:4, :4]"
-            )
-            + ". The notes' 'keep resolution when shrinking' branch (a full-size grid, then "
-            "dst[:, :, :H2, :W2]) therefore gives "
-            + ("the same pixels" if branch_diff == 0 else f"pixels within {branch_diff:g}")
-            + " at the cost of a full-size grid; it is not needed."
+        today = _TODAY[(crop_diff == 0, branch_diff == 0)]
+        today_args = (
+            ("fixed_row", fixed_row),
+            ("crop_diff", f"{crop_diff:g}"),
+            ("branch_diff", f"{branch_diff:g}"),
         )
     return NotesCallout(
         key="affine_grid_size_vs_dsize",
-        title="affine_grid's size vs OpenCV's dsize",
+        title=N_("affine_grid's size vs OpenCV's dsize"),
         ref=NotesRef.parse("000:18"),
         quote_zh="size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize",
         gloss_en="size is the resolution of the output grid, not OpenCV's dsize, the size of "
         "the region cut out of the output space.",
         verdict="incomplete",
         today=today,
+        today_args=today_args,
         run=run,
     )
 

@@ -570,8 +570,8 @@ def test_notes_callout_affine_grid_size():
         "max |difference| from the crop img[:4, :4]: 0.0",
         "max |difference| of the notes' full-size-then-crop: 0.0",
     ]
-    assert "row 0 reads [4.5, 6.5, 8.5, 10.5]" in callout.today
-    assert "the 4x4 output IS the top-left crop img[:4, :4]" in callout.today
+    assert "row 0 reads [4.5, 6.5, 8.5, 10.5]" in callout.today_text
+    assert "the 4x4 output IS the top-left crop img[:4, :4]" in callout.today_text
     assert "gives the same pixels at the cost of a full-size grid; it is not needed" in (
-        callout.today
+        callout.today_text
     )

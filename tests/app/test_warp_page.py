@@ -687,3 +687,31 @@ def test_lesson_link_shows_its_point(query):
     assert not at.toast
     shown = " ".join([errors(at), *(w.value for w in at.warning)])
     assert LESSONS[query] in shown
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 15: the page in Chinese (the values and the computation stay the same)
+# ------------------------------------------------------------------------------------------
+
+
+def test_chinese_page_translates_labels_but_keeps_values():
+    at = open_cold({"lang": "zh", "warp.definition": "Matrix entries"})
+    assert at.title[0].value == "仿射变换演练场"
+    radio = at.radio(key="warp.definition")
+    assert radio.value == "Matrix entries" and "矩阵元素" in radio.options
+    assert at.toggle(key="warp.notes").label == "笔记的 theta"
+    assert {"内部最大 |Δ|", "内部平均 |Δ|"} <= {m.label for m in at.metric}
+    assert any("size 是输出网格的分辨率" in c.value for c in at.caption)
+    texts = " ".join(t.value for t in at.text)
+    assert "4x4 的输出就是左上角的裁剪 img[:4, :4]" in texts
+
+
+def test_chinese_lesson_links_explain_in_chinese():
+    """The lessons' messages, from core's T texts and the page's templates, in Chinese."""
+    singular = open_cold(
+        {"lang": "zh", "warp.definition": "Matrix entries", "warp.matrix_text": "1 2 0\n2 4 0"}
+    )
+    assert "行列式为 0" in errors(singular) and "提示" in errors(singular)
+    notes = open_cold({"lang": "zh", "warp.notes": "true", "warp.scale": "1.3"})
+    (warning,) = [w.value for w in notes.warning]
+    assert "|偏移| = 0.360 px" in warning and "正在使用笔记中的 affine2theta" in warning
