@@ -26,11 +26,13 @@ from typing import Any
 
 import torch
 
-NO_CUDA_BUILD = "no CUDA build"
-NO_GPU = "no GPU"
-NVML_NOT_INSTALLED = "nvidia-ml-py (pynvml) not installed"
-NVML_LIBRARY_NOT_FOUND = "NVML library not found"
-DRIVER_NOT_LOADED = "driver not loaded"
+from core.text import N_
+
+NO_CUDA_BUILD = N_("no CUDA build")
+NO_GPU = N_("no GPU")
+NVML_NOT_INSTALLED = N_("nvidia-ml-py (pynvml) not installed")
+NVML_LIBRARY_NOT_FOUND = N_("NVML library not found")
+DRIVER_NOT_LOADED = N_("driver not loaded")
 NVML_RETRY_S = 30.0  # a failed NVML start is retried after this many seconds
 
 STAT_PREFIXES = (
@@ -248,7 +250,7 @@ def _read_nvml_device(pynvml: Any, index: int) -> NvmlDeviceReading:
         reserved = int(memory.reserved)
     except (pynvml.NVMLError, AttributeError, TypeError):
         memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
-        notes.append("v2 memory info (reserved) not supported")
+        notes.append(N_("v2 memory info (reserved) not supported"))
     gpu_util = mem_util = None
     try:
         rates = pynvml.nvmlDeviceGetUtilizationRates(handle)

@@ -31,6 +31,7 @@ from core.allocator_sim import (
     round_size,
     segment_size_for,
 )
+from core.text import T
 
 SIMULATED_TOTALS_GB = (8, 24, 80)
 SIMULATED_CONTEXT_BYTES = 512 * MiB  # a typical CUDA context; NVML counts it, torch does not
@@ -162,7 +163,11 @@ class SimulatedGpu:
     def __init__(self, total_gb: int = 24, *, context_bytes: int = SIMULATED_CONTEXT_BYTES):
         if total_gb not in SIMULATED_TOTALS_GB:
             raise ValueError(
-                f"simulated total must be one of {SIMULATED_TOTALS_GB} GB, got {total_gb!r}"
+                T(
+                    "simulated total must be one of {totals} GB, got {total!r}",
+                    totals=SIMULATED_TOTALS_GB,
+                    total=total_gb,
+                )
             )
         self.total_gb = total_gb
         self.device_total = total_gb * GiB
@@ -171,7 +176,7 @@ class SimulatedGpu:
             self.device_total - context_bytes, capacity_bytes=self.device_total
         )
         self.key = f"sim:{total_gb}"
-        self.label = f"simulated GPU ({total_gb} GB)"
+        self.label = T("simulated GPU ({total_gb} GB)", total_gb=total_gb)
 
     def state(self) -> MemoryState:
         sim = self.sim
@@ -184,7 +189,7 @@ class SimulatedGpu:
             device_used=self.context_bytes + sim.memory_reserved(),
             device_total=self.device_total,
             limit=limit,
-            notes=(f"simulated CUDA context: {format_size(self.context_bytes)}",),
+            notes=(T("simulated CUDA context: {size}", size=format_size(self.context_bytes)),),
         )
 
     def snapshot(self) -> list[dict[str, Any]]:
@@ -223,13 +228,19 @@ class TorchCudaBackend:
 
     def __init__(self, device: str):
         if not device.startswith("cuda:") or not device[5:].isdigit():
-            raise ValueError(f"device must look like 'cuda:N', got {device!r}")
+            raise ValueError(T("device must look like 'cuda:N', got {device!r}", device=device))
         reason = gpu_memory.torch_unavailable_reason()
         if reason:
-            raise ValueError(f"cannot use {device}: {reason}")
+            raise ValueError(T("cannot use {device}: {reason}", device=device, reason=reason))
         self.index = int(device[5:])
         if self.index >= torch.cuda.device_count():
-            raise ValueError(f"{device} does not exist: torch sees {torch.cuda.device_count()}")
+            raise ValueError(
+                T(
+                    "{device} does not exist: torch sees {count}",
+                    device=device,
+                    count=torch.cuda.device_count(),
+                )
+            )
         self.device = torch.device(device)
         self.key = device
         self.label = device
@@ -243,7 +254,7 @@ class TorchCudaBackend:
         nvml_dev = next((d for d in nvml.devices if d.index == nvml_index), None)
         notes = []
         if nvml_dev is None:
-            notes.append(f"NVML: {nvml.reason or 'device not matched'}")
+            notes.append(T("NVML: {reason}", reason=nvml.reason or T("device not matched")))
         limit = None
         snapshot_free = 0
         if torch.cuda.is_initialized():
@@ -359,7 +370,7 @@ class TensorLedger:
         with self._lock:
             entry = self._entries.pop(tensor_id, None)
         if entry is None:
-            raise ValueError(f"tensor #{tensor_id} is not held by this session")
+            raise ValueError(T("tensor #{id} is not held by this session", id=tensor_id))
         held, backend, handle = entry
         backend.release(handle)
         return held
@@ -406,24 +417,34 @@ def parse_shape(text: str) -> tuple[int, ...]:
     """
     cleaned = text.strip().strip("()[]").replace("x", ",").replace("×", ",").strip()
     if not cleaned:
-        raise ValueError(f"shape must be comma-separated sizes such as '1024, 1024', got {text!r}")
+        raise ValueError(
+            T("shape must be comma-separated sizes such as '1024, 1024', got {text!r}", text=text)
+        )
     if cleaned.endswith(","):
         cleaned = cleaned[:-1]  # "(3,)": Python's one-element tuple
     parts = [p.strip() for p in cleaned.split(",")]
     for i, part in enumerate(parts, start=1):
         if not part:
             raise ValueError(
-                f"shape piece {i} of {len(parts)} is empty in {text!r}: write a size between "
-                "every pair of commas, such as '1024, 1024'"
+                T(
+                    "shape piece {i} of {n} is empty in {text!r}: write a size between "
+                    "every pair of commas, such as '1024, 1024'",
+                    i=i,
+                    n=len(parts),
+                    text=text,
+                )
             )
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
         raise ValueError(
-            f"shape must be comma-separated whole numbers such as '1024, 1024', got {text!r}"
+            T(
+                "shape must be comma-separated whole numbers such as '1024, 1024', got {text!r}",
+                text=text,
+            )
         ) from None
     if any(s < 1 for s in shape):
-        raise ValueError(f"every dimension must be >= 1, got {shape}")
+        raise ValueError(T("every dimension must be >= 1, got {shape}", shape=shape))
     return shape
 
 
@@ -444,20 +465,28 @@ def request_bytes(
     """
     if shape is not None:
         if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+            raise ValueError(
+                T(
+                    "dtype must be one of {dtypes}, got {dtype!r}",
+                    dtypes=", ".join(DTYPES),
+                    dtype=dtype,
+                )
+            )
         itemsize = torch.empty((), dtype=DTYPES[dtype]).element_size()
         nbytes = math.prod(shape) * itemsize
         label = f"{dtype}{list(shape)}"
         _check_fits(nbytes, label, max_bytes)
         return nbytes, label
     if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+        raise ValueError(
+            T("unit must be one of {units}, got {unit!r}", units=", ".join(UNITS), unit=unit)
+        )
     if size is None:
-        raise ValueError("size is empty: enter a positive number")
+        raise ValueError(T("size is empty: enter a positive number"))
     if isinstance(size, bool) or not isinstance(size, (int, float)):
-        raise ValueError(f"size must be a positive number, got {size!r}")
+        raise ValueError(T("size must be a positive number, got {size!r}", size=size))
     if not math.isfinite(size) or size <= 0:
-        raise ValueError(f"size must be a positive number, got {size:g}")
+        raise ValueError(T("size must be a positive number, got {size:g}", size=size))
     shown = f"{size:g} {unit}"
     exact = size * UNITS[unit]  # a float: may be far beyond any device, even infinite
     _check_fits(exact, shown, max_bytes)
@@ -467,8 +496,12 @@ def request_bytes(
 def _check_fits(nbytes: int | float, label: str, max_bytes: int | None) -> None:
     if max_bytes is not None and nbytes > max_bytes:
         raise ValueError(
-            f"Refused: {format_size(nbytes)} is more than the whole device "
-            f"({format_size(max_bytes)}); you asked for {label}"
+            T(
+                "Refused: {size} is more than the whole device ({total}); you asked for {label}",
+                size=format_size(nbytes),
+                total=format_size(max_bytes),
+                label=label,
+            )
         )
 
 
@@ -484,12 +517,15 @@ def allocate(
     """Allocate ``nbytes`` on ``backend`` for this session and explain what happened."""
     before = backend.state()
     if nbytes < 1:
-        return ActionResult(False, "Nothing to allocate: the request is 0 bytes.", before, before)
+        message = T("Nothing to allocate: the request is 0 bytes.")
+        return ActionResult(False, message, before, before)
     free = backend.free_for_request()
     if nbytes > free:
-        message = (
-            f"Refused: {format_size(nbytes)} is more than the {format_size(max(free, 0))} "
-            "this device can still hand out. Ask for less, or free tensors first."
+        message = T(
+            "Refused: {size} is more than the {free} this device can still hand out. Ask for "
+            "less, or free tensors first.",
+            size=format_size(nbytes),
+            free=format_size(max(free, 0)),
         )
         return ActionResult(False, message, before, before)
     try:
@@ -498,7 +534,7 @@ def allocate(
         after = backend.state()
         return ActionResult(False, explain_oom(nbytes, before, after), before, after, str(error))
     except BackendError as error:
-        return ActionResult(False, f"{error}.", before, backend.state())
+        return ActionResult(False, T("{error}.", error=str(error)), before, backend.state())
     held = ledger.add(backend, handle, label or format_size(nbytes), nbytes)
     after = backend.state()
     return ActionResult(True, explain_allocation(held, before, after), before, after, held=(held,))
@@ -508,34 +544,52 @@ def explain_allocation(held: HeldTensor, before: MemoryState, after: MemoryState
     rounded = held.block
     grew = after.reserved - before.reserved
     small = round_size(held.nbytes) <= MiB
-    pool = "small pool (<= 1 MiB)" if small else "large pool (> 1 MiB)"
-    line = (
-        f"t{held.id}: asked for {format_size(held.nbytes)}, got a {format_size(rounded)} block "
-        f"from the {pool} (allocated {_signed(after.allocated - before.allocated)})"
+    pool = T("small pool (<= 1 MiB)") if small else T("large pool (> 1 MiB)")
+    head = T(
+        "t{id}: asked for {size}, got a {block} block from the {pool} (allocated {delta})",
+        id=held.id,
+        size=format_size(held.nbytes),
+        block=format_size(rounded),
+        pool=pool,
+        delta=_signed(after.allocated - before.allocated),
     )
     if grew > 0:
-        line += (
-            f"; no cached block in the {'small' if small else 'large'} pool fit, so the "
-            "allocator reserved a new "
-            f"{format_size(segment_size_for(round_size(held.nbytes)))} segment "
-            f"(reserved {_signed(grew)})"
-        )
+        values = {
+            "pool": T("small") if small else T("large"),
+            "segment": format_size(segment_size_for(round_size(held.nbytes))),
+            "delta": _signed(grew),
+        }
         if after.num_alloc_retries > before.num_alloc_retries:
-            line += " after releasing its cached segments and retrying"
+            tail = T(
+                "; no cached block in the {pool} pool fit, so the allocator reserved a new "
+                "{segment} segment (reserved {delta}) after releasing its cached segments and "
+                "retrying",
+                **values,
+            )
+        else:
+            tail = T(
+                "; no cached block in the {pool} pool fit, so the allocator reserved a new "
+                "{segment} segment (reserved {delta})",
+                **values,
+            )
     else:
-        line += "; it reused memory already reserved, so reserved did not change"
-    return line + "."
+        tail = T("; it reused memory already reserved, so reserved did not change")
+    return T("{head}{tail}.", head=head, tail=tail)
 
 
 def explain_oom(nbytes: int, before: MemoryState, after: MemoryState) -> str:
     segment = segment_size_for(round_size(nbytes))
     cached = before.cached
-    return (
-        f"Out of memory: {format_size(nbytes)} needed a new {format_size(segment)} segment, no "
-        f"cached block was big enough (largest free block {format_size(before.largest_free_block)}"
-        f", {format_size(cached)} free in the cache in total), and after releasing whole cached "
-        f"segments (reserved {_signed(after.reserved - before.reserved)}) the device still "
-        "could not fit it. The page keeps running; free tensors or ask for less."
+    return T(
+        "Out of memory: {size} needed a new {segment} segment, no cached block was big enough "
+        "(largest free block {largest}, {cached} free in the cache in total), and after "
+        "releasing whole cached segments (reserved {delta}) the device still could not fit it. "
+        "The page keeps running; free tensors or ask for less.",
+        size=format_size(nbytes),
+        segment=format_size(segment),
+        largest=format_size(before.largest_free_block),
+        cached=format_size(cached),
+        delta=_signed(after.reserved - before.reserved),
     )
 
 
@@ -548,19 +602,21 @@ def free_tensors(
         freed = [ledger.free(i) for i in tensor_ids]
     except ValueError as error:
         after = backend.state()
-        return ActionResult(False, str(error), before, after)
+        return ActionResult(False, error.args[0], before, after)
     after = backend.state()
     if not freed:
-        return ActionResult(False, "No tensors selected.", before, after)
+        return ActionResult(False, T("No tensors selected."), before, after)
     names = ", ".join(f"t{h.id}" for h in freed)
     return ActionResult(True, explain_free(names, before, after), before, after, held=tuple(freed))
 
 
 def explain_free(names: str, before: MemoryState, after: MemoryState) -> str:
-    return (
-        f"del {names}: allocated {_signed(after.allocated - before.allocated)}, reserved "
-        f"{_signed(after.reserved - before.reserved)}: the blocks went back to PyTorch's cache, "
-        "not to the driver, so nvidia-smi still counts them until empty_cache()."
+    return T(
+        "del {names}: allocated {allocated}, reserved {reserved}: the blocks went back to "
+        "PyTorch's cache, not to the driver, so nvidia-smi still counts them until empty_cache().",
+        names=names,
+        allocated=_signed(after.allocated - before.allocated),
+        reserved=_signed(after.reserved - before.reserved),
     )
 
 
@@ -569,7 +625,8 @@ def free_all(backend: MemoryBackend, ledger: TensorLedger) -> ActionResult:
     ids = [h.id for h in ledger.held(backend.key)]
     if not ids:
         state = backend.state()
-        return ActionResult(True, "This session holds no tensors on this device.", state, state)
+        message = T("This session holds no tensors on this device.")
+        return ActionResult(True, message, state, state)
     return free_tensors(backend, ledger, ids)
 
 
@@ -580,11 +637,14 @@ def empty_cache(backend: MemoryBackend) -> ActionResult:
     after = backend.state()
     released = before.reserved - after.reserved
     segments = before.segments - after.segments
-    message = (
-        f"empty_cache(): released {segments} whole free segment(s), reserved "
-        f"{_signed(-released)}; {format_size(after.cached)} stays reserved but unallocated "
-        "inside segments that still hold a live tensor (inactive_split "
-        f"{format_size(after.inactive_split_bytes)}): only whole free segments can be returned."
+    message = T(
+        "empty_cache(): released {segments} whole free segment(s), reserved {delta}; {cached} "
+        "stays reserved but unallocated inside segments that still hold a live tensor "
+        "(inactive_split {inactive}): only whole free segments can be returned.",
+        segments=segments,
+        delta=_signed(-released),
+        cached=format_size(after.cached),
+        inactive=format_size(after.inactive_split_bytes),
     )
     return ActionResult(True, message, before, after)
 
@@ -594,9 +654,12 @@ def reset_peak(backend: MemoryBackend) -> ActionResult:
     before = backend.state()
     backend.reset_peak()
     after = backend.state()
-    message = (
-        f"reset_peak_memory_stats(): max allocated {format_size(before.max_allocated)} -> "
-        f"{format_size(after.max_allocated)}, max reserved {format_size(before.max_reserved)} -> "
-        f"{format_size(after.max_reserved)} (peaks restart from the current values)."
+    message = T(
+        "reset_peak_memory_stats(): max allocated {allocated_before} -> {allocated_after}, max "
+        "reserved {reserved_before} -> {reserved_after} (peaks restart from the current values).",
+        allocated_before=format_size(before.max_allocated),
+        allocated_after=format_size(after.max_allocated),
+        reserved_before=format_size(before.max_reserved),
+        reserved_after=format_size(after.max_reserved),
     )
     return ActionResult(True, message, before, after)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -12,8 +12,18 @@ from plotly.subplots import make_subplots
 from core.allocator_sim import GiB, MiB, format_size
 from core.figure_style import MIN_FONT_PX, mark_legible
 from core.memory_backends import MemoryState
+from core.text import N_
 
-BAND_LABEL = "used by the device but not reserved by PyTorch (CUDA context, other processes)"
+#: A function that translates a catalog message (a page passes ``ui.i18n.translator()``);
+#: the default leaves the English.
+Translate = Callable[[str], str]
+
+
+def _english(message: str) -> str:
+    return message
+
+
+BAND_LABEL = N_("used by the device but not reserved by PyTorch (CUDA context, other processes)")
 COLORS = {
     "allocated": "#1f77b4",
     "inactive_split": "#ff7f0e",
@@ -22,10 +32,12 @@ COLORS = {
     "device": "#7f7f7f",
 }
 STATE_NAMES = {
-    "allocated": "allocated (a live tensor)",
-    "inactive_split": "inactive split (cached, pins its segment)",
-    "free_segment": "free whole segment (empty_cache releases it)",
+    "allocated": N_("allocated (a live tensor)"),
+    "inactive_split": N_("inactive split (cached, pins its segment)"),
+    "free_segment": N_("free whole segment (empty_cache releases it)"),
 }
+#: The pools a segment comes from, as ``torch.cuda.memory_snapshot()`` names them.
+POOL_NAMES = (N_("small"), N_("large"))
 MIN_VISIBLE_PCT = 0.6  # a live block is drawn at least this wide (% of its segment's row)
 
 
@@ -93,23 +105,26 @@ def live_series(points: Sequence[LivePoint], window_s: float) -> tuple[LiveSerie
     return tuple(series)
 
 
-def live_chart(points: Sequence[LivePoint], window_s: float) -> go.Figure:
+def live_chart(
+    points: Sequence[LivePoint], window_s: float, translate: Translate = _english
+) -> go.Figure:
     """Allocated and reserved per device over the last ``window_s`` seconds:
     :func:`live_chart_of` the :func:`live_series` of ``points``."""
-    return live_chart_of(live_series(points, window_s))
+    return live_chart_of(live_series(points, window_s), translate)
 
 
-def live_chart_spec(one: LiveSeries) -> dict[str, Any]:
+def live_chart_spec(one: LiveSeries, translate: Translate = _english) -> dict[str, Any]:
     """The live chart of one device as a plain plotly spec (``{"data": [...], "layout": {...}}``)
-    with every text size at :data:`core.figure_style.MIN_FONT_PX` already."""
+    with every text size at :data:`core.figure_style.MIN_FONT_PX` already; its texts go through
+    ``translate``."""
     traces, shapes, notes, layout = [], [], [], {}
-    _series_spec(1, one, traces, shapes, notes, layout)
+    _series_spec(1, one, traces, shapes, notes, layout, translate)
     font = {"size": MIN_FONT_PX}
     for trace in traces:
         trace["textfont"] = font
     for note in notes:
         note["font"] = {**note.get("font", {}), **font}
-    layout["xaxis"] = {"title": {"text": "seconds (0 = now)"}}
+    layout["xaxis"] = {"title": {"text": translate(N_("seconds (0 = now)"))}}
     for axis in ("xaxis", "yaxis"):
         layout[axis]["tickfont"] = font
         layout[axis]["title"]["font"] = font
@@ -126,22 +141,22 @@ def live_chart_spec(one: LiveSeries) -> dict[str, Any]:
     return {"data": traces, "layout": layout}
 
 
-def live_chart_of(series: Sequence[LiveSeries]) -> go.Figure:
+def live_chart_of(series: Sequence[LiveSeries], translate: Translate = _english) -> go.Figure:
     """Allocated and reserved per device, scaled to what the session reserved; the memory the
     device uses outside PyTorch's cache (CUDA context, other processes: :data:`BAND_LABEL`) is a
     separate grey band on top, labelled with its size, so a 512 MiB context does not flatten a
     2 MiB segment to the axis."""
-    rows = list(series) or [LiveSeries("(no samples yet)", (), (), (), None, None)]
+    rows = list(series) or [LiveSeries(translate(N_("(no samples yet)")), (), (), (), None, None)]
     if len(rows) == 1:
         # A live chart is rebuilt at every tick for each session whose samples changed: built
         # from a spec without plotly's validation (1 ms instead of 7, plus 11 for legible).
         # tests/test_memory_figures.py builds the same spec with validation and legible() and
         # expects the same figure.
-        return mark_legible(go.Figure(live_chart_spec(rows[0]), _validate=False))
+        return mark_legible(go.Figure(live_chart_spec(rows[0], translate), _validate=False))
     traces, shapes, notes, layout = [], [], [], {}
     for row, s in enumerate(rows, start=1):
-        _series_spec(row, s, traces, shapes, notes, layout)
-    layout[_axis("x", len(rows))] = {"title": {"text": "seconds (0 = now)"}}
+        _series_spec(row, s, traces, shapes, notes, layout, translate)
+    layout[_axis("x", len(rows))] = {"title": {"text": translate(N_("seconds (0 = now)"))}}
     layout.update(
         height=360 * len(rows) + 60,
         legend={"orientation": "h", "y": 1.08, "yanchor": "bottom", "x": 0, "xanchor": "left"},
@@ -166,7 +181,13 @@ def _axis(letter: str, row: int) -> str:
 
 
 def _series_spec(
-    row: int, s: LiveSeries, traces: list, shapes: list, notes: list, layout: dict
+    row: int,
+    s: LiveSeries,
+    traces: list,
+    shapes: list,
+    notes: list,
+    layout: dict,
+    translate: Translate = _english,
 ) -> None:
     """One device's lines, y axis and band in subplot ``row``, appended to the figure's spec."""
     total = s.total
@@ -193,19 +214,25 @@ def _series_spec(
             }
         )
 
-    line("allocated (tensors)", s.allocated, COLORS["allocated"])
-    line("reserved (PyTorch cache)", s.reserved, COLORS["reserved"])
+    line(translate(N_("allocated (tensors)")), s.allocated, COLORS["allocated"])
+    line(translate(N_("reserved (PyTorch cache)")), s.reserved, COLORS["reserved"])
     if near_full and total:
-        line("device total", [total] * len(s.t), "#d62728", dash="dash")
+        line(translate(N_("device total")), [total] * len(s.t), "#d62728", dash="dash")
     top = (total if near_full and total else peak) / scale / DATA_TOP if peak else 1.0
     layout[_axis("y", row)] = {
-        "title": {"text": unit + (f" (device {format_size(total)})" if total else "")},
+        "title": {
+            "text": translate(N_("{unit} (device {total})")).format(
+                unit=unit, total=format_size(total)
+            )
+            if total
+            else unit
+        },
         "range": [0, top],
     }
     if s.outside is not None:
         refs = {"xref": f"x{ref} domain", "yref": f"y{ref} domain"}
         shapes.append(_band(refs))
-        notes.append(_band_label(refs, s.outside))
+        notes.append(_band_label(refs, s.outside, translate))
 
 
 def _band(refs: dict[str, str]) -> dict[str, Any]:
@@ -222,13 +249,19 @@ def _band(refs: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _band_label(refs: dict[str, str], outside: int) -> dict[str, Any]:
+def _band_label(
+    refs: dict[str, str], outside: int, translate: Translate = _english
+) -> dict[str, Any]:
     """The band's label: the size of the memory outside PyTorch's cache."""
     return {
         "x": 0.5,
         "y": (BAND_BOTTOM + 1) / 2,
-        "text": f"<b>outside PyTorch's cache: {format_size(max(outside, 0))}</b>"
-        "<br>CUDA context, other processes (not to scale)",
+        "text": translate(
+            N_(
+                "<b>outside PyTorch's cache: {size}</b>"
+                "<br>CUDA context, other processes (not to scale)"
+            )
+        ).format(size=format_size(max(outside, 0))),
         "showarrow": False,
         "yanchor": "middle",
         "font": {"color": "#111111"},
@@ -274,7 +307,9 @@ def _block_kind(block: Block, n_blocks: int) -> str:
     return "inactive_split" if n_blocks > 1 else "free_segment"
 
 
-def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
+def segment_map(
+    snapshot: Sequence[dict[str, Any] | Segment], translate: Translate = _english
+) -> go.Figure:
     """One row per segment; each block a bar piece as a share of its segment, coloured by
     allocated / inactive split / free whole segment, hover showing the sizes. A live block is
     drawn at least ``MIN_VISIBLE_PCT`` wide so a tiny tensor pinning a segment stays visible.
@@ -284,8 +319,14 @@ def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
         k: {"x": [], "base": [], "y": [], "text": []} for k in STATE_NAMES
     }
     labels = []
+    hover = translate(
+        N_(
+            "{state}<br>block {size} (requested {requested})"
+            "<br>offset {offset} in a {total} segment"
+        )
+    )
     for i, seg in enumerate(segments):
-        label = f"#{i} {seg.segment_type} {format_size(seg.total_size)}"
+        label = f"#{i} {translate(seg.segment_type)} {format_size(seg.total_size)}"
         labels.append(label)
         offset = 0
         for block in seg.blocks:
@@ -301,9 +342,13 @@ def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
             entry["base"].append(base)
             entry["y"].append(label)
             entry["text"].append(
-                f"{STATE_NAMES[kind]}<br>block {format_size(block.size)}"
-                f" (requested {format_size(block.requested_size)})"
-                f"<br>offset {format_size(offset)} in a {format_size(seg.total_size)} segment"
+                hover.format(
+                    state=translate(STATE_NAMES[kind]),
+                    size=format_size(block.size),
+                    requested=format_size(block.requested_size),
+                    offset=format_size(offset),
+                    total=format_size(seg.total_size),
+                )
             )
             offset += block.size
     fig = go.Figure()
@@ -314,9 +359,9 @@ def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
             go.Bar(
                 x=entry["x"] or [0],
                 base=entry["base"] or [0],
-                y=entry["y"] or [labels[0] if labels else "no segments"],
+                y=entry["y"] or [labels[0] if labels else translate(N_("no segments"))],
                 orientation="h",
-                name=STATE_NAMES[kind],
+                name=translate(STATE_NAMES[kind]),
                 marker={"color": COLORS[kind], "line": {"color": "white", "width": 1}},
                 hovertext=entry["text"] or [""],
                 hoverinfo="text",
@@ -326,13 +371,15 @@ def segment_map(snapshot: Sequence[dict[str, Any] | Segment]) -> go.Figure:
     fig.update_layout(
         barmode="overlay",
         height=150 + 36 * max(len(labels), 1),
-        xaxis={"title": "share of the segment (%)", "range": [0, 100]},
+        xaxis={"title": translate(N_("share of the segment (%)")), "range": [0, 100]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
         legend={"orientation": "h", "y": 1.0, "yanchor": "bottom"},
         margin={"t": 60},
     )
     if not segments:
-        fig.add_annotation(text="no segments: nothing reserved", showarrow=False, x=50, y=0)
+        fig.add_annotation(
+            text=translate(N_("no segments: nothing reserved")), showarrow=False, x=50, y=0
+        )
     return fig
 
 
@@ -352,14 +399,16 @@ def fragmentation_bars(state: MemoryState) -> FragmentationBars:
     )
 
 
-def fragmentation_figure(state: MemoryState | FragmentationBars) -> go.Figure:
+def fragmentation_figure(
+    state: MemoryState | FragmentationBars, translate: Translate = _english
+) -> go.Figure:
     """Reserved but unallocated memory, the part pinned in split segments, and the largest free
     block: when the largest block is much smaller than the free total, memory is fragmented."""
     names = [
-        "allocated",
-        "reserved but unallocated",
-        "of which inactive split",
-        "largest free block",
+        translate(N_("allocated")),
+        translate(N_("reserved but unallocated")),
+        translate(N_("of which inactive split")),
+        translate(N_("largest free block")),
     ]
     values = [
         state.allocated,

@@ -47,6 +47,7 @@ from core.memory_backends import (
     reset_peak,
 )
 from core.notes import NotesCallout, NotesRef, run_live
+from core.text import N_, T
 
 StepKind = Literal["alloc", "free", "free_all", "empty_cache", "reset_peak", "cap", "uncap"]
 
@@ -112,7 +113,12 @@ class StepOutcome:
         """``"S1: small pool, 2.00 MiB segment"``, or ``""`` when the step made no block."""
         if not self.segment:
             return ""
-        return f"{self.segment}: {self.segment_type} pool, {format_size(self.segment_size)} segment"
+        return T(
+            "{segment}: {pool} pool, {size} segment",
+            segment=self.segment,
+            pool=T(self.segment_type),
+            size=format_size(self.segment_size),
+        )
 
 
 def step_label(step: Step) -> str:
@@ -126,11 +132,11 @@ def step_label(step: Step) -> str:
         return f"{step.name} = {what}"
     return {
         "free": f"del {step.name}",
-        "free_all": "free all",
+        "free_all": T("free all"),
         "empty_cache": "empty_cache()",
         "reset_peak": "reset_peak_memory_stats()",
-        "cap": f"cap reserved at +{format_size(step.nbytes)}",
-        "uncap": "remove the cap",
+        "cap": T("cap reserved at +{size}", size=format_size(step.nbytes)),
+        "uncap": T("remove the cap"),
     }[step.kind]
 
 
@@ -146,20 +152,21 @@ class ScenarioRun:
         rows = []
         retries = 0
         for i, o in enumerate(self.outcomes, start=1):
-            retried = "freed the cache, retried" if o.num_alloc_retries > retries else ""
+            retried = o.num_alloc_retries > retries
             failed = "" if o.ok else "OOM" if o.error else "refused"
-            status = ": ".join(part for part in (retried, failed) if part)
-            status = f" ({status})" if status else ""
+            status = _STATUS[retried, failed]
             retries = o.num_alloc_retries
             rows.append(
                 {
                     "#": str(i),
-                    "step": step_label(o.step) + status,
-                    "allocated": format_size(o.allocated),
-                    "reserved": format_size(o.reserved),
-                    "segments": str(o.segments),
-                    "lands in": o.landed_in,
-                    "look at": o.step.note,
+                    N_("step"): T("{step} ({status})", step=step_label(o.step), status=status)
+                    if status
+                    else step_label(o.step),
+                    N_("allocated"): format_size(o.allocated),
+                    N_("reserved"): format_size(o.reserved),
+                    N_("segments"): str(o.segments),
+                    N_("lands in"): o.landed_in,
+                    N_("look at"): o.step.note,
                 }
             )
         return rows
@@ -170,24 +177,37 @@ class ScenarioRun:
         (or its last step's, when it allocates nothing)."""
         allocs = [o for o in self.outcomes if o.step.kind == "alloc"]
         last = (allocs or list(self.outcomes))[-1]
-        return (
-            f"Ran '{self.scenario.name}' ({len(self.outcomes)} steps). "
-            f"{step_label(last.step)}: {last.message}"
+        return T(
+            "Ran '{name}' ({n} steps). {step}: {message}",
+            name=T(self.scenario.name),
+            n=len(self.outcomes),
+            step=step_label(last.step),
+            message=last.message,
         )
 
     @property
     def errors(self) -> tuple[str, ...]:
         """The OutOfMemoryErrors the run caught, one line each."""
         return tuple(
-            f"Caught OutOfMemoryError at '{o.step.name}': {o.error}"
+            T("Caught OutOfMemoryError at '{name}': {error}", name=o.step.name, error=o.error)
             for o in self.outcomes
             if o.error
         )
 
 
+#: A step's status in :meth:`ScenarioRun.rows`, by (the allocator retried, the failure).
+_STATUS: dict[tuple[bool, str], str] = {
+    (False, ""): "",
+    (False, "OOM"): T("OOM"),
+    (False, "refused"): T("refused"),
+    (True, ""): T("freed the cache, retried"),
+    (True, "OOM"): T("freed the cache, retried: OOM"),
+    (True, "refused"): T("freed the cache, retried: refused"),
+}
+
 _CLEAN = (
-    Step("free_all", note="start clean: free this session's tensors"),
-    Step("empty_cache", note="and return the cached segments to the driver"),
+    Step("free_all", note=N_("start clean: free this session's tensors")),
+    Step("empty_cache", note=N_("and return the cached segments to the driver")),
 )
 
 
@@ -198,28 +218,32 @@ def _alloc(name: str, nbytes: int, note: str = "", **kw) -> Step:
 def _fragmentation_steps() -> tuple[Step, ...]:
     steps: list[Step] = [
         *_CLEAN,
-        Step("cap", nbytes=50 * MiB, note="allow only 50 MiB more reserved memory than now"),
+        Step("cap", nbytes=50 * MiB, note=N_("allow only 50 MiB more reserved memory than now")),
     ]
     for i in range(10):
-        note = "ten 4 MiB tensors fill two 20 MiB segments" if i == 0 else ""
+        note = N_("ten 4 MiB tensors fill two 20 MiB segments") if i == 0 else ""
         steps.append(_alloc(f"a{i}", 4 * MiB, note))
     for i in (0, 2, 4, 6, 8):
-        steps.append(Step("free", name=f"a{i}", note="free every other tensor" if i == 0 else ""))
+        steps.append(
+            Step("free", name=f"a{i}", note=N_("free every other tensor") if i == 0 else "")
+        )
     steps += [
         _alloc(
             "big",
             12 * MiB,
-            "OOM: 20 MiB is free in the cache and 10 MiB under the cap, but no piece is 12 MiB",
+            N_("OOM: 20 MiB is free in the cache and 10 MiB under the cap, but no piece is 12 MiB"),
         ),
-        Step("free", name="a1", note="free the rest of the first segment ..."),
-        Step("free", name="a3", note="... which merges into one whole free 20 MiB segment"),
+        Step("free", name="a1", note=N_("free the rest of the first segment ...")),
+        Step("free", name="a3", note=N_("... which merges into one whole free 20 MiB segment")),
         _alloc(
             "big",
             24 * MiB,
-            "no cached block fits and the cap is hit: the allocator releases the whole cached "
-            "segment and retries (num_alloc_retries), which saves the allocation",
+            N_(
+                "no cached block fits and the cap is hit: the allocator releases the whole cached "
+                "segment and retries (num_alloc_retries), which saves the allocation"
+            ),
         ),
-        Step("uncap", note="remove the cap again"),
+        Step("uncap", note=N_("remove the cap again")),
     ]
     return tuple(steps)
 
@@ -229,88 +253,104 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario(
             "tiny",
-            "A 4-byte tensor reserves 2 MB",
-            "One float32 is 4 bytes, but the allocator rounds every request up to 512 B and "
-            "gets memory from the driver in 2 MiB segments for small requests.",
+            N_("A 4-byte tensor reserves 2 MB"),
+            N_(
+                "One float32 is 4 bytes, but the allocator rounds every request up to 512 B and "
+                "gets memory from the driver in 2 MiB segments for small requests."
+            ),
             (
                 *_CLEAN,
                 _alloc(
                     "x",
                     4,
-                    "torch.zeros(1): 512 B allocated, 2 MiB reserved",
+                    N_("torch.zeros(1): 512 B allocated, 2 MiB reserved"),
                     shape=(1,),
                     dtype="float32",
                 ),
             ),
             ref="000:5",
-            short="4 bytes reserve 2 MiB",
+            short=N_("4 bytes reserve 2 MiB"),
             verbatim=True,
         ),
         Scenario(
             "reuse",
-            "The 1 MiB pool threshold (the notes say 1.5 MB)",
-            "After a 4-byte tensor, 2,096,640 B of its 2 MiB segment stay cached (the notes say "
-            "1.5 MB). Requests up to 1 MiB (kSmallSize = 1,048,576 B) come from the small pool "
-            "and are carved from that segment; a request of 1 MiB + 512 B goes to the large pool "
-            "and a new 20 MiB segment although it would fit in the cached 2,096,640 B, and "
-            "although the notes' rule (< 1.5 MB: same block) puts it in the first block. "
-            "The 'lands in' column reads each block's segment from the allocator's snapshot.",
+            N_("The 1 MiB pool threshold (the notes say 1.5 MB)"),
+            N_(
+                "After a 4-byte tensor, 2,096,640 B of its 2 MiB segment stay cached (the notes "
+                "say 1.5 MB). Requests up to 1 MiB (kSmallSize = 1,048,576 B) come from the small "
+                "pool and are carved from that segment; a request of 1 MiB + 512 B goes to the "
+                "large pool and a new 20 MiB segment although it would fit in the cached "
+                "2,096,640 B, and although the notes' rule (< 1.5 MB: same block) puts it in the "
+                "first block. "
+                "The 'lands in' column reads each block's segment from the allocator's snapshot."
+            ),
             (
                 *_CLEAN,
-                _alloc("a", 4, "a 4-byte tensor: a new 2 MiB small segment, 2,096,640 B left"),
+                _alloc("a", 4, N_("a 4-byte tensor: a new 2 MiB small segment, 2,096,640 B left")),
                 _alloc(
                     "b",
                     MiB + 512,
-                    "1 MiB + 512 B: the notes' rule says the same block; the large pool gets "
-                    "a new 20 MiB segment",
+                    N_(
+                        "1 MiB + 512 B: the notes' rule says the same block; the large pool gets "
+                        "a new 20 MiB segment"
+                    ),
                 ),
-                _alloc("c", MiB, "exactly 1 MiB, the largest small request: the first segment"),
-                _alloc("d", 100_000, "reuses the cached remainder: reserved does not change"),
+                _alloc("c", MiB, N_("exactly 1 MiB, the largest small request: the first segment")),
+                _alloc("d", 100_000, N_("reuses the cached remainder: reserved does not change")),
             ),
             ref="000:5",
-            short="The 1 MiB pool threshold",
+            short=N_("The 1 MiB pool threshold"),
         ),
         Scenario(
             "partial",
-            "empty_cache cannot release a partly used segment",
-            "empty_cache() returns only segments that are entirely free. A single live 4-byte "
-            "tensor keeps its whole 2 MiB segment reserved.",
+            N_("empty_cache cannot release a partly used segment"),
+            N_(
+                "empty_cache() returns only segments that are entirely free. A single live 4-byte "
+                "tensor keeps its whole 2 MiB segment reserved."
+            ),
             (
                 *_CLEAN,
-                _alloc("a", 4, "small segment (2 MiB)"),
-                _alloc("b", 4, "same segment"),
-                _alloc("c", 8 * MiB, "large segment (20 MiB)"),
+                _alloc("a", 4, N_("small segment (2 MiB)")),
+                _alloc("b", 4, N_("same segment")),
+                _alloc("c", 8 * MiB, N_("large segment (20 MiB)")),
                 Step("free", name="a"),
-                Step("free", name="c", note="the 20 MiB segment is now entirely free"),
-                Step("empty_cache", note="releases the 20 MiB segment; b pins the 2 MiB one"),
+                Step("free", name="c", note=N_("the 20 MiB segment is now entirely free")),
+                Step("empty_cache", note=N_("releases the 20 MiB segment; b pins the 2 MiB one")),
             ),
             ref="004:40-43",
-            short="empty_cache and a pinned segment",
+            short=N_("empty_cache and a pinned segment"),
         ),
         Scenario(
             "fragmentation",
-            "Fragmentation causes OOM although enough memory is free; freeing the cache and "
-            "retrying saves it",
-            "Free memory scattered in small pieces inside partly used segments cannot serve a "
-            "bigger request, and it cannot be returned to the driver either. Once a segment is "
-            "entirely free, the allocator's own release-and-retry can use its memory.",
+            N_(
+                "Fragmentation causes OOM although enough memory is free; freeing the cache and "
+                "retrying saves it"
+            ),
+            N_(
+                "Free memory scattered in small pieces inside partly used segments cannot serve a "
+                "bigger request, and it cannot be returned to the driver either. Once a segment is "
+                "entirely free, the allocator's own release-and-retry can use its memory."
+            ),
             _fragmentation_steps(),
             ref="000:5",
-            short="Fragmentation OOM and retry",
+            short=N_("Fragmentation OOM and retry"),
         ),
         Scenario(
             "del",
-            "del without empty_cache keeps nvidia-smi's number high",
-            "del returns the block to PyTorch's cache, not to the driver: memory_allocated drops, "
-            "memory_reserved and the device's used memory (nvidia-smi) stay until empty_cache().",
+            N_("del without empty_cache keeps nvidia-smi's number high"),
+            N_(
+                "del returns the block to PyTorch's cache, not to the driver: memory_allocated "
+                "drops, memory_reserved and the device's used memory (nvidia-smi) stay until "
+                "empty_cache()."
+            ),
             (
                 *_CLEAN,
-                _alloc("x", 256 * MiB, "256 MiB: reserved and nvidia-smi go up"),
-                Step("free", name="x", note="allocated drops, reserved and nvidia-smi stay"),
-                Step("empty_cache", note="now the driver gets the memory back"),
+                _alloc("x", 256 * MiB, N_("256 MiB: reserved and nvidia-smi go up")),
+                Step("free", name="x", note=N_("allocated drops, reserved and nvidia-smi stay")),
+                Step("empty_cache", note=N_("now the driver gets the memory back")),
             ),
             ref="004:40-43",
-            short="del without empty_cache",
+            short=N_("del without empty_cache"),
         ),
     )
 }
@@ -416,7 +456,8 @@ def run_steps(
                 tensor_id = names.pop(step.name, None)
                 if tensor_id is None:
                     state = backend.state()
-                    outcomes.append(_outcome(step, True, f"{step.name} holds no tensor", state))
+                    message = T("{name} holds no tensor", name=step.name)
+                    outcomes.append(_outcome(step, True, message, state))
                     continue
                 result = free_tensors(backend, ledger, [tensor_id])
                 outcomes.append(_outcome(step, result.ok, result.message, result.after))
@@ -436,14 +477,16 @@ def run_steps(
                     cap = before.reserved + step.nbytes
                     backend.limit_reserved(cap)
                     capped = True
-                    message = (
-                        f"set_per_process_memory_fraction: at most {format_size(cap)} reserved "
-                        f"({format_size(step.nbytes)} more than now)."
+                    message = T(
+                        "set_per_process_memory_fraction: at most {cap} reserved ({more} more "
+                        "than now).",
+                        cap=format_size(cap),
+                        more=format_size(step.nbytes),
                     )
                 else:
                     backend.limit_reserved(None)
                     capped = False
-                    message = "set_per_process_memory_fraction(1.0): the cap is gone."
+                    message = T("set_per_process_memory_fraction(1.0): the cap is gone.")
                 outcomes.append(_outcome(step, True, message, backend.state()))
             else:
                 raise ValueError(f"unknown step kind {step.kind!r}")
@@ -672,56 +715,75 @@ def check_allocator_claims() -> tuple[ClaimCheck, ...]:
         ClaimCheck(
             "000:4",
             "PyTorch 一次会申请一块较大的显存，也就是 reserved memory",
-            "PyTorch asks CUDA for a larger piece at once: the reserved memory.",
+            N_("PyTorch asks CUDA for a larger piece at once: the reserved memory."),
             check.first_segment > check.tiny_block,
-            f"a 4-byte tensor reserved {check.first_segment:,} B",
+            T("a 4-byte tensor reserved {n:,} B", n=check.first_segment),
         ),
         ClaimCheck(
             "000:5",
             "Pytorch 会向 CUDA 申请 2 MB 的内存块",
-            "A 4-byte tensor makes PyTorch request a 2 MB block.",
+            N_("A 4-byte tensor makes PyTorch request a 2 MB block."),
             check.first_segment == 2 * MiB,
-            f"segment {check.first_segment:,} B (2 MiB)",
+            T("segment {n:,} B (2 MiB)", n=check.first_segment),
         ),
         ClaimCheck(
             "000:5",
             "再为我们分配 512 Bytes 的显存",
-            "... and allocate 512 bytes of it for the tensor.",
+            N_("... and allocate 512 bytes of it for the tensor."),
             check.tiny_block == 512,
-            f"allocated {check.tiny_block:,} B",
+            T("allocated {n:,} B", n=check.tiny_block),
         ),
         ClaimCheck(
             "000:5",
             "剩余的 1.5 MB 以 reserved memory（以前叫 cache memory）的形式保持占用",
-            "The remaining 1.5 MB stays reserved (formerly called cache memory).",
+            N_("The remaining 1.5 MB stays reserved (formerly called cache memory)."),
             abs(check.remaining - NOTES_THRESHOLD) < 512,
-            f"{check.remaining:,} B remain ({format_size(check.remaining)}), not 1.5 MB",
+            T(
+                "{n:,} B remain ({size}), not 1.5 MB",
+                n=check.remaining,
+                size=format_size(check.remaining),
+            ),
         ),
         ClaimCheck(
             "000:5",
             "以前叫 cache memory",
-            "Reserved memory was formerly called cache memory.",
+            N_("Reserved memory was formerly called cache memory."),
             has_cached and renamed,
-            "torch.cuda.memory_cached() "
-            + ("warns that it was renamed to memory_reserved" if renamed else "is gone"),
+            T("torch.cuda.memory_cached() warns that it was renamed to memory_reserved")
+            if renamed
+            else T("torch.cuda.memory_cached() is gone"),
         ),
         ClaimCheck(
             "000:5",
             "如果我们申请的 Tensor 小于 1.5MB，那就直接放在刚刚申请的内存块中",
-            "A tensor under 1.5 MB goes straight into that block; over 1.5 MB, a new block.",
+            N_("A tensor under 1.5 MB goes straight into that block; over 1.5 MB, a new block."),
             check.notes_rule_holds,
-            f"{over.nbytes:,} B (< 1.5 MB) went to the {over.pool} pool, segment {over.segment}; "
-            f"the threshold is {check.threshold:,} B (1 MiB)",
+            T(
+                "{n:,} B (< 1.5 MB) went to the {pool} pool, segment {segment}; the threshold is "
+                "{threshold:,} B (1 MiB)",
+                n=over.nbytes,
+                pool=T(over.pool),
+                segment=over.segment,
+                threshold=check.threshold,
+            ),
         ),
         ClaimCheck(
             "000:5",
             "Pytorch 会尝试切分释放掉这些内存块中闲置的部分，再重新向 CUDA 申请",
-            "Out of device memory, PyTorch splits off and frees the idle parts of its blocks "
-            "and asks CUDA again.",
+            N_(
+                "Out of device memory, PyTorch splits off and frees the idle parts of its blocks "
+                "and asks CUDA again."
+            ),
             retry.partial_freed > 0,
-            f"released {format_size(retry.released)} of whole free segments and retried "
-            f"({retry.retries} retry); of the {format_size(retry.partial_free)} free inside the "
-            f"segment that still holds a tensor, {format_size(retry.partial_freed)} was released",
+            T(
+                "released {released} of whole free segments and retried ({retries} retry); of "
+                "the {partial_free} free inside the segment that still holds a tensor, "
+                "{partial_freed} was released",
+                released=format_size(retry.released),
+                retries=retry.retries,
+                partial_free=format_size(retry.partial_free),
+                partial_freed=format_size(retry.partial_freed),
+            ),
         ),
     )
 
@@ -817,6 +879,53 @@ for nbytes in (MiB + 512, MiB):  # both under the notes' 1.5 MB
 """
 
 
+#: The pool rule callout's "today", by (the remainder is not 1.5 MB, the request over 1 MiB
+#: would have fit in that remainder); the page fills in the run's numbers (``today_args``).
+_POOL_RULE_TODAY: dict[tuple[bool, bool], str] = {
+    (True, True): N_(
+        "After the 4-byte tensor {remaining} B of the 2 MiB segment are free (2 MiB minus "
+        "the {block} B block), not 1.5 MB. {over} B (1 MiB + 512 B, under the notes' 1.5 "
+        "MB) went to the {over_pool} pool and a {over_seg} segment, although it would fit "
+        "in those {remaining} B. {under} B went to the {under_pool} pool ({under_seg} "
+        "segment). The threshold is kSmallSize = {small} B (1 MiB): requests up to it "
+        "share 2 MiB segments, larger ones get a segment of their own (20 MiB under 10 "
+        "MiB). The simulator follows c10/cuda/CUDACachingAllocator.cpp; on a GPU, run the "
+        "'reuse' scenario on the real device to see the real allocator do the same."
+    ),
+    (True, False): N_(
+        "After the 4-byte tensor {remaining} B of the 2 MiB segment are free (2 MiB minus "
+        "the {block} B block), not 1.5 MB. {over} B (1 MiB + 512 B, under the notes' 1.5 "
+        "MB) went to the {over_pool} pool and a {over_seg} segment. {under} B went to the "
+        "{under_pool} pool ({under_seg} segment). The threshold is kSmallSize = {small} B "
+        "(1 MiB): requests up to it share 2 MiB segments, larger ones get a segment of "
+        "their own (20 MiB under 10 MiB). The simulator follows "
+        "c10/cuda/CUDACachingAllocator.cpp; on a GPU, run the 'reuse' scenario on the "
+        "real device to see the real allocator do the same."
+    ),
+    (False, True): N_(
+        "After the 4-byte tensor {remaining} B of the 2 MiB segment are free (2 MiB minus "
+        "the {block} B block), as the notes say. {over} B (1 MiB + 512 B, under the "
+        "notes' 1.5 MB) went to the {over_pool} pool and a {over_seg} segment, although "
+        "it would fit in those {remaining} B. {under} B went to the {under_pool} pool "
+        "({under_seg} segment). The threshold is kSmallSize = {small} B (1 MiB): requests "
+        "up to it share 2 MiB segments, larger ones get a segment of their own (20 MiB "
+        "under 10 MiB). The simulator follows c10/cuda/CUDACachingAllocator.cpp; on a "
+        "GPU, run the 'reuse' scenario on the real device to see the real allocator do "
+        "the same."
+    ),
+    (False, False): N_(
+        "After the 4-byte tensor {remaining} B of the 2 MiB segment are free (2 MiB minus "
+        "the {block} B block), as the notes say. {over} B (1 MiB + 512 B, under the "
+        "notes' 1.5 MB) went to the {over_pool} pool and a {over_seg} segment. {under} B "
+        "went to the {under_pool} pool ({under_seg} segment). The threshold is kSmallSize "
+        "= {small} B (1 MiB): requests up to it share 2 MiB segments, larger ones get a "
+        "segment of their own (20 MiB under 10 MiB). The simulator follows "
+        "c10/cuda/CUDACachingAllocator.cpp; on a GPU, run the 'reuse' scenario on the "
+        "real device to see the real allocator do the same."
+    ),
+}
+
+
 def _pool_rule_callout() -> NotesCallout:
     run = run_live(POOL_RULE_CODE)
     left = re.search(r"left in the 2 MiB segment: (\d+)", run.output)
@@ -825,7 +934,8 @@ def _pool_rule_callout() -> NotesCallout:
         for n, pool, seg in re.findall(r"(\d+) B -> (\w+) pool, segment of (\d+) B", run.output)
     ]
     if run.raised or left is None or len(landed) != 2:
-        today = f"The simulator run did not complete ({run.error or run.output!r})."
+        today = N_("The simulator run did not complete ({detail}).")
+        today_args: tuple[tuple[str, str], ...] = (("detail", repr(run.error or run.output)),)
         verdict = "incomplete"
     else:
         remaining = int(left[1])
@@ -833,27 +943,22 @@ def _pool_rule_callout() -> NotesCallout:
         wrong_remainder = abs(remaining - NOTES_THRESHOLD) >= 512
         wrong_threshold = over_pool != "small" or over_seg != 2 * MiB
         verdict = "wrong" if wrong_remainder or wrong_threshold else "incomplete"
-        today = (
-            f"After the 4-byte tensor {remaining:,} B of the 2 MiB segment are free "
-            f"(2 MiB minus the {2 * MiB - remaining:,} B block), "
-            + ("not 1.5 MB. " if wrong_remainder else "as the notes say. ")
-            + f"{over:,} B (1 MiB + 512 B, under the notes' 1.5 MB) went to the {over_pool} "
-            f"pool and a {format_size(over_seg)} segment"
-            + (
-                f", although it would fit in those {remaining:,} B. "
-                if wrong_threshold and over < remaining
-                else ". "
-            )
-            + f"{under:,} B went to the {under_pool} pool ({format_size(under_seg)} segment). "
-            f"The threshold is kSmallSize = {SMALL_SIZE:,} B (1 MiB): requests up to it share "
-            "2 MiB segments, larger ones get a segment of their own (20 MiB under 10 MiB). "
-            "The simulator follows c10/cuda/CUDACachingAllocator.cpp; on a GPU, run the "
-            "'reuse' scenario on the real device to see the real allocator do the same."
+        today = _POOL_RULE_TODAY[wrong_remainder, bool(wrong_threshold and over < remaining)]
+        today_args = (
+            ("remaining", f"{remaining:,}"),
+            ("block", f"{2 * MiB - remaining:,}"),
+            ("over", f"{over:,}"),
+            ("over_pool", over_pool),
+            ("over_seg", format_size(over_seg)),
+            ("under", f"{under:,}"),
+            ("under_pool", under_pool),
+            ("under_seg", format_size(under_seg)),
+            ("small", f"{SMALL_SIZE:,}"),
         )
     return NotesCallout(
         evidence_by=SIMULATOR_EVIDENCE,
         key="memory_pool_threshold",
-        title="The 1.5 MB rule: the pool threshold is 1 MiB, and 2,096,640 B remain",
+        title=N_("The 1.5 MB rule: the pool threshold is 1 MiB, and 2,096,640 B remain"),
         ref=NotesRef.parse("000:5"),
         quote_zh=(
             "剩余的 1.5 MB 以 reserved memory（以前叫 cache memory）的形式保持占用。"
@@ -869,6 +974,7 @@ def _pool_rule_callout() -> NotesCallout:
         ),
         verdict=verdict,
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -880,25 +986,32 @@ def _oom_retry_callout() -> NotesCallout:
     except ValueError:
         retry = None
     if retry is None:
-        today = f"The simulator run did not complete ({run.error or run.output!r})."
+        today = N_("The simulator run did not complete ({detail}).")
+        today_args: tuple[tuple[str, str], ...] = (("detail", repr(run.error or run.output)),)
         verdict = "incomplete"
     else:
         verdict = "wrong" if retry.partial_freed == 0 else "incomplete"
-        today = (
+        today = N_(
             "When no cached block fits and the device cannot give a new segment, the allocator "
-            f"returns only its entirely free cached segments ({format_size(retry.released)} "
-            f"here) and retries once (num_alloc_retries = {retry.retries}). It does not split "
-            f"off idle parts: of the {format_size(retry.partial_free)} free inside a segment "
-            f"that still holds a tensor, {format_size(retry.partial_freed)} was released. "
-            "A later 20 MiB request then fails: the idle part stays reserved, and the device "
-            f"has no room for another segment: '{retry.oom}'. (Only with the non-default "
+            "returns only its entirely free cached segments ({released} here) and retries once "
+            "(num_alloc_retries = {retries}). It does not split off idle parts: of the "
+            "{partial_free} free inside a segment that still holds a tensor, {partial_freed} "
+            "was released. A later 20 MiB request then fails: the idle part stays reserved, and "
+            "the device has no room for another segment: '{oom}'. (Only with the non-default "
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True can the allocator return free "
             "pages from inside a segment.)"
+        )
+        today_args = (
+            ("released", format_size(retry.released)),
+            ("retries", str(retry.retries)),
+            ("partial_free", format_size(retry.partial_free)),
+            ("partial_freed", format_size(retry.partial_freed)),
+            ("oom", retry.oom),
         )
     return NotesCallout(
         evidence_by=SIMULATOR_EVIDENCE,
         key="memory_oom_retry",
-        title="Before an OOM the allocator frees whole cached segments, not idle parts",
+        title=N_("Before an OOM the allocator frees whole cached segments, not idle parts"),
         ref=NotesRef.parse("000:5"),
         quote_zh=(
             "假设 CUDA 也没有足够内存的时候，Pytorch 会尝试切分释放掉这些内存块中闲置的部分，"
@@ -910,14 +1023,15 @@ def _oom_retry_callout() -> NotesCallout:
         ),
         verdict=verdict,
         today=today,
+        today_args=today_args,
         run=run,
     )
 
 
 #: Who produced a memory callout's live result: the simulator, which runs without a GPU.
-SIMULATOR_EVIDENCE = (
-    f"the app's allocator simulator (following PyTorch {torch.__version__.split('+')[0]}'s "
-    "CUDACachingAllocator.cpp)"
+SIMULATOR_EVIDENCE = T(
+    "the app's allocator simulator (following PyTorch {version}'s CUDACachingAllocator.cpp)",
+    version=torch.__version__.split("+")[0],
 )
 
 
@@ -927,7 +1041,7 @@ def notes_callouts() -> list[NotesCallout]:
 
 
 # ------------------------------------------------------------ no_grad at evaluation (004:49-53)
-EVAL_MODES: tuple[str, ...] = ("grad enabled", "torch.no_grad()", "torch.inference_mode()")
+EVAL_MODES: tuple[str, ...] = (N_("grad enabled"), "torch.no_grad()", "torch.inference_mode()")
 
 
 def _eval_model() -> nn.Module:

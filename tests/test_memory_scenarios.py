@@ -59,18 +59,18 @@ def test_callouts_verdicts_and_today_text():
     ]
     assert (
         "2,096,640 B of the 2 MiB segment are free (2 MiB minus the 512 B block), not 1.5 MB"
-        in pool.today
+        in pool.today_text
     )
     assert "1,049,088 B (1 MiB + 512 B, under the notes' 1.5 MB) went to the large pool" in (
-        pool.today
+        pool.today_text
     )
-    assert "kSmallSize = 1,048,576 B (1 MiB)" in pool.today
+    assert "kSmallSize = 1,048,576 B (1 MiB)" in pool.today_text
     retry = callouts["memory_oom_retry"]
     assert retry.verdict == "wrong"
-    assert "returns only its entirely free cached segments (18.00 MiB here)" in retry.today
-    assert "num_alloc_retries = 1" in retry.today
+    assert "returns only its entirely free cached segments (18.00 MiB here)" in retry.today_text
+    assert "num_alloc_retries = 1" in retry.today_text
     assert "of the 16.00 MiB free inside a segment that still holds a tensor, 0 bytes" in (
-        retry.today
+        retry.today_text
     )
 
 
@@ -89,7 +89,7 @@ def test_callout_sentence_follows_the_run(monkeypatch):
 
     monkeypatch.setattr(ms, "run_live", run)
     callout = ms._pool_rule_callout()
-    assert callout.verdict == "incomplete" and "as the notes say" in callout.today
+    assert callout.verdict == "incomplete" and "as the notes say" in callout.today_text
 
 
 def test_allocator_claims_table():

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.notes import NotesCallout, NotesRef
 from core.text import N_
-from ui.i18n import _, cite, current_language
+from ui.i18n import _, cite, current_language, tr
 from ui.markdown import plain
 
 # The verdict badges (core.notes.VERDICTS), marked for the catalog.
@@ -62,7 +62,7 @@ def notes_callout(callout: NotesCallout) -> None:
 def today_heading(callout: NotesCallout) -> str:
     """The heading over the live side of a callout: who did what the box reports."""
     if callout.evidence_by:
-        return _("Today, {who} does").format(who=_(callout.evidence_by))
+        return _("Today, {who} does").format(who=tr(callout.evidence_by))
     return _("PyTorch {version} does").format(version=callout.run.torch_version)
 
 

@@ -411,7 +411,7 @@ def test_notes_callouts_and_claims_shown(page):
         captions = " ".join(c.value for c in page.caption)
         assert all(ref in captions for ref in refs), (tab, captions)
     open_tab(page, "memory.notes_tab", "cuDNN error (002:1360)")
-    assert "Unable to find a valid cuDNN algorithm" in _texts(page)
+    assert "Unable to find a valid cuDNN algorithm" in "\n".join(c.value for c in page.code)
 
 
 def test_reuse_scenario_shows_where_blocks_land(page):

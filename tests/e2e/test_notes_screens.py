@@ -93,7 +93,7 @@ def test_callout_renders_quote_and_today(server, browser, who, slug, key, _):
         text = box.first.inner_text()
         assert "The notes say" in text and "does" in text, text
         # The quote is shown as it is in the notes, and today's sentence from the live run.
-        assert callout.quote_display in text and callout.today in text, text
+        assert callout.quote_display in text and callout.today_text in text, text
         SCREENSHOTS.mkdir(exist_ok=True)
         # A callout is taller than a phone's screen: grow the viewport (same width) so the
         # element shot holds the whole box, title included, instead of the scrolled part.
