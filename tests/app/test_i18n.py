@@ -192,3 +192,45 @@ def test_every_lesson_link_opens_whole_in_chinese(lesson):
     assert not at.exception, at.exception
     assert at.session_state["lang"] == "zh"
     assert [t.value for t in at.toast] == []
+
+
+def _broken_bold(text: str) -> list[str]:
+    """``**`` runs that markdown (CommonMark) will not read as bold: a closing ``**`` right
+    after punctuation but before a letter (``**请看：**同``), or an opening one right after a
+    letter but before punctuation (``中**（x）**``). Chinese punctuation makes both common."""
+    import unicodedata
+
+    def kind(ch: str) -> str:
+        if not ch or ch.isspace():
+            return "space"
+        if ch in "{}":  # a placeholder: filled with text when shown
+            return "letter"
+        return "punct" if unicodedata.category(ch).startswith("P") else "letter"
+
+    broken = []
+    positions = [i for i in range(len(text) - 1) if text.startswith("**", i)]
+    positions = [p for n, p in enumerate(positions) if n == 0 or p > positions[n - 1] + 1]
+    for n, at in enumerate(positions):
+        before = kind(text[at - 1] if at else "")
+        after = kind(text[at + 2] if at + 2 < len(text) else "")
+        closing = n % 2 == 1
+        if closing and before == "punct" and after == "letter":
+            broken.append(text[max(0, at - 6) : at + 6])
+        if not closing and after == "punct" and before == "letter":
+            broken.append(text[max(0, at - 6) : at + 6])
+    return broken
+
+
+def test_broken_bold_is_found():
+    assert _broken_bold("**请看：**同一个") and _broken_bold("中文**（x）**")
+    assert _broken_bold("**请看：**{what}")
+    assert not _broken_bold("**请看**：同一个") and not _broken_bold("**Look at:** the map")
+
+
+@pytest.mark.parametrize("domain", list(DOMAINS))
+def test_chinese_bold_renders_as_bold(domain):
+    broken = []
+    for message in _catalog(domain, "zh_CN"):
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        broken += [(message.id, b) for s in strings if s for b in _broken_bold(s)]
+    assert broken == [], f"markdown will show these ** literally: {broken[:5]}"
