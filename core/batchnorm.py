@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from core.notes import NotesCallout, NotesRef, run_live, verdict_if
+from core.text import N_, T
 
 __all__ = [
     "LAYOUTS",
@@ -423,25 +424,30 @@ def parse_channel_values(text: str, channels: int, *, name: str) -> tuple[float,
         raise ValueError(f"channels must be >= 1, got {channels}")
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
-        raise ValueError(f"{name}: enter one number, or one per channel separated by commas")
+        raise ValueError(T("{name}: enter one number, or one per channel separated by commas",
+                           name=name))
     values: list[float] = []
     for part in parts:
         try:
             values.append(float(part))
         except ValueError:
-            raise ValueError(f"{name}: {part!r} is not a number") from None
+            raise ValueError(T("{name}: {part} is not a number", name=name,
+                               part=repr(part))) from None
     if len(values) == 1:
         values = values * channels
     if len(values) != channels:
-        raise ValueError(
-            f"{name}: got {len(values)} values for {channels} channels; give one value or "
-            f"exactly {channels}"
-        )
+        raise ValueError(T(
+            "{name}: got {count} values for {channels} channels; give one value or "
+            "exactly {channels}", name=name, count=len(values), channels=channels,
+        ))
     for c, v in enumerate(values):
         if math.isnan(v):
-            raise ValueError(f"{name} for channel {c} is NaN; the stream needs finite numbers")
+            raise ValueError(T("{name} for channel {c} is NaN; the stream needs finite numbers",
+                               name=name, c=c))
         if math.isinf(v):
-            raise ValueError(f"{name} for channel {c} is infinite; the stream needs finite numbers")
+            raise ValueError(T(
+                "{name} for channel {c} is infinite; the stream needs finite numbers",
+                name=name, c=c))
     return tuple(values)
 
 
@@ -476,32 +482,33 @@ class Stream:
             object.__setattr__(self, "shifted_std", tuple(float(v) for v in self.shifted_std))
             if int(self.shift_step) < 0:
                 raise ValueError(f"shift step must be >= 0, got {self.shift_step}")
-        groups = [("mean", self.mean), ("std", self.std)]
+        groups = [(N_("mean"), self.mean), (N_("std"), self.std)]
         if self.shift_step is not None:
-            groups += [("mean after the shift", self.shifted_mean),
-                       ("std after the shift", self.shifted_std)]
+            groups += [(N_("mean after the shift"), self.shifted_mean),
+                       (N_("std after the shift"), self.shifted_std)]
         for label, values in groups:
             if len(values) != channels:
-                raise ValueError(
-                    f"stream {label} has {len(values)} values, expected {channels} (one per "
-                    "channel)"
-                )
+                raise ValueError(T(
+                    "stream {label} has {count} values, expected {channels} (one per "
+                    "channel)", label=label, count=len(values), channels=channels,
+                ))
             for c, v in enumerate(values):
                 if not math.isfinite(v):
-                    raise ValueError(
-                        f"stream {label} for channel {c} is {v}; NaN/inf are not allowed"
-                    )
+                    raise ValueError(T(
+                        "stream {label} for channel {c} is {v}; NaN/inf are not allowed",
+                        label=label, c=c, v=v,
+                    ))
                 if abs(v) > MAX_STREAM_VALUE:
-                    raise ValueError(
-                        f"stream {label} for channel {c} is {v:g}; keep it within "
-                        f"±{MAX_STREAM_VALUE:g} so the float32 batches and their squared "
-                        "deviations stay finite"
-                    )
+                    raise ValueError(T(
+                        "stream {label} for channel {c} is {v:g}; keep it within "
+                        "±{limit:g} so the float32 batches and their squared "
+                        "deviations stay finite", label=label, c=c, v=v, limit=MAX_STREAM_VALUE,
+                    ))
                 if label.startswith("std") and v <= 0:
-                    raise ValueError(
-                        f"stream {label} for channel {c} must be > 0, got {v}: a standard "
-                        "deviation of zero or less is not a distribution"
-                    )
+                    raise ValueError(T(
+                        "stream {label} for channel {c} must be > 0, got {v}: a standard "
+                        "deviation of zero or less is not a distribution", label=label, c=c, v=v,
+                    ))
         if self.nan_step is not None and int(self.nan_step) < 0:
             raise ValueError(f"NaN step must be >= 0, got {self.nan_step}")
 
@@ -560,10 +567,12 @@ def cap_spatial(side: int, *, dims: int, batch_size: int, channels: int,
     return SpatialCap(
         side=limit,
         requested=side,
-        notice=(
-            f"Spatial size {side} would make {batch_size * channels * side**dims:,} numbers per "
-            f"batch; capped at {limit} ({shape}) to stay under {max_values:,}. BatchNorm treats "
-            "every spatial position as one more sample per channel, so the lesson is the same."
+        notice=T(
+            "Spatial size {side} would make {numbers:,} numbers per "
+            "batch; capped at {limit} ({shape}) to stay under {max_values:,}. BatchNorm treats "
+            "every spatial position as one more sample per channel, so the lesson is the same.",
+            side=side, numbers=batch_size * channels * side**dims, limit=limit, shape=shape,
+            max_values=max_values,
         ),
     )
 
@@ -789,14 +798,14 @@ def compare_modes(x: Tensor, state: BNState, *, eps: float, weight: Tensor | Non
                                  track_running_stats=track_running_stats)
     tm, ts = _channel_mean_std(y_train)
     em, es = _channel_mean_std(y_eval)
-    batch_words = "this batch's own statistics (mean and biased variance over N·spatial)"
+    batch_words = N_("this batch's own statistics (mean and biased variance over N·spatial)")
     if track_running_stats:
-        eval_words = (
-            f"the running statistics (running_mean, running_var after "
-            f"{state.num_batches_tracked} tracked batches)"
+        eval_words = T(
+            "the running statistics (running_mean, running_var after "
+            "{tracked} tracked batches)", tracked=state.num_batches_tracked,
         )
     else:
-        eval_words = (
+        eval_words = N_(
             "this batch's own statistics too: track_running_stats=False leaves no buffers, so "
             "eval() normalizes exactly like train()"
         )
@@ -1029,16 +1038,17 @@ def compare_norms(x: Tensor, groups: int, *, eps: float = 1e-5) -> tuple[NormRes
     results = []
     specs = [
         ("BatchNorm", nn.BatchNorm2d(c, eps=eps, affine=False, track_running_stats=False),
-         "N, H, W (one statistic per channel)", (c,), n * h * w,
+         N_("N, H, W (one statistic per channel)"), (c,), n * h * w,
          _normalize(x, (0, 2, 3), eps)),
         ("LayerNorm", nn.LayerNorm([c, h, w], eps=eps, elementwise_affine=False),
-         "C, H, W (one statistic per sample)", (n,), c * h * w,
+         N_("C, H, W (one statistic per sample)"), (n,), c * h * w,
          _normalize(x, (1, 2, 3), eps)),
         ("InstanceNorm", nn.InstanceNorm2d(c, eps=eps),
-         "H, W (one statistic per sample and channel)", (n, c), h * w,
+         N_("H, W (one statistic per sample and channel)"), (n, c), h * w,
          _normalize(x, (2, 3), eps)),
         ("GroupNorm", nn.GroupNorm(groups, c, eps=eps, affine=False),
-         f"C/G, H, W (one statistic per sample and group of {c // groups} channels)",
+         T("C/G, H, W (one statistic per sample and group of {size} channels)",
+           size=c // groups),
          (n, groups), (c // groups) * h * w,
          _normalize(x.reshape(n, groups, -1), (2,), eps).reshape(n, c, h, w)),
     ]
@@ -1425,30 +1435,39 @@ def explain_loader(without: LoaderRun, with_drop: LoaderRun) -> str:
     size, batch = without.dataset_size, without.batch_size
     last = without.batch_sizes[-1] if without.batch_sizes else 0
     if batch == 1:
-        return (f"Every batch holds one sample, so the first one already fails "
-                f"(batch {without.failed_batch}) and drop_last cannot help"
-                + (" (it drops nothing: there is no short last batch)."
-                   if with_drop.error else ".")
-                + " Use a batch size above 1.")
+        if with_drop.error:
+            return T("Every batch holds one sample, so the first one already fails "
+                     "(batch {failed}) and drop_last cannot help (it drops nothing: there is no "
+                     "short last batch). Use a batch size above 1.", failed=without.failed_batch)
+        return T("Every batch holds one sample, so the first one already fails "
+                 "(batch {failed}) and drop_last cannot help. Use a batch size above 1.",
+                 failed=without.failed_batch)
     if without.error is not None:
+        values = {"size": size, "full": len(without.batch_sizes) - 1, "batch": batch,
+                  "last": last, "failed": without.failed_batch, "dropped": with_drop.dropped}
         if with_drop.error is not None:
-            fixed = f"but training still fails: {with_drop.error}"
-        elif not with_drop.batch_sizes:
-            fixed = ("but then the loader yields no batch at all (the dataset is smaller than "
-                     "one batch)")
-        else:
-            fixed = "and training gets through the epoch"
-        return (f"{size} = {len(without.batch_sizes) - 1} × {batch} + {last}: the last batch "
-                f"holds a single sample and training stops at batch {without.failed_batch}. "
-                f"drop_last=True leaves that sample out ({with_drop.dropped} unused this "
-                f"epoch) {fixed}.")
+            return T("{size} = {full} × {batch} + {last}: the last batch "
+                     "holds a single sample and training stops at batch {failed}. "
+                     "drop_last=True leaves that sample out ({dropped} unused this "
+                     "epoch) but training still fails: {error}.", error=with_drop.error, **values)
+        if not with_drop.batch_sizes:
+            return T("{size} = {full} × {batch} + {last}: the last batch "
+                     "holds a single sample and training stops at batch {failed}. "
+                     "drop_last=True leaves that sample out ({dropped} unused this "
+                     "epoch) but then the loader yields no batch at all (the dataset is smaller "
+                     "than one batch).", **values)
+        return T("{size} = {full} × {batch} + {last}: the last batch "
+                 "holds a single sample and training stops at batch {failed}. "
+                 "drop_last=True leaves that sample out ({dropped} unused this "
+                 "epoch) and training gets through the epoch.", **values)
     if last == batch:
-        return (f"{size} is a multiple of {batch}: every batch is full and drop_last changes "
-                "nothing. Pick a dataset size one more than a multiple of the batch size to "
-                "see the error.")
-    return (f"The last batch holds {last} samples, more than one, so it trains; drop_last=True "
-            f"would only throw those {with_drop.dropped} samples away. The error needs a last "
-            "batch of exactly one (dataset size = k × batch size + 1).")
+        return T("{size} is a multiple of {batch}: every batch is full and drop_last changes "
+                 "nothing. Pick a dataset size one more than a multiple of the batch size to "
+                 "see the error.", size=size, batch=batch)
+    return T("The last batch holds {last} samples, more than one, so it trains; drop_last=True "
+             "would only throw those {dropped} samples away. The error needs a last "
+             "batch of exactly one (dataset size = k × batch size + 1).",
+             last=last, dropped=with_drop.dropped)
 
 
 def loader_snippet(dataset_size: int, batch_size: int, channels: int = 3) -> str:
@@ -1708,29 +1727,32 @@ def _formula_callout() -> NotesCallout:
     run = run_live(_FORMULA_CALLOUT_CODE)
     diff = _floats_after("max |formula - nn.BatchNorm2d| =", run.output)
     if run.raised or not diff:
-        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+        today = N_("The check did not run ({error}), so nothing is claimed.")
+        args = (("error", run.error or "no output"),)
     elif diff[0] < 1e-5:
-        today = (
+        today = N_(
             "The notes stop at 'as follows' and the formula never comes. nn.BatchNorm2d "
             "computes, per channel, y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β, with E[x] and "
             "Var[x] over N, H and W and Var the biased variance (divide by n). Written out by "
-            f"hand it gives the module's output to {diff[0]:.1e} (float32 rounding). The "
+            "hand it gives the module's output to {diff} (float32 rounding). The "
             "'formula with live numbers' demo on this page substitutes one element's numbers."
         )
+        args = (("diff", f"{diff[0]:.1e}"),)
     else:
-        today = (f"The textbook formula y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β, with the "
-                 f"biased variance, is {diff[0]:.1e} away from nn.BatchNorm2d here: this torch "
-                 "computes something else.")
+        today = N_("The textbook formula y = (x − E[x]) / sqrt(Var[x] + eps) · γ + β, with the "
+                   "biased variance, is {diff} away from nn.BatchNorm2d here: this torch "
+                   "computes something else.")
+        args = (("diff", f"{diff[0]:.1e}"),)
     return NotesCallout(
         key="bn_formula_missing",
-        title="BatchNorm: the formula the notes announce is not there",
+        title=N_("BatchNorm: the formula the notes announce is not there"),
         ref=NotesRef.parse(NOTES_REFS["formula_missing"]),
         quote_zh="当 track_running_stats=False 时，只会用当前的 batch 统计量来做归一化"
                  "具体计算式如下：",
         gloss_en="With track_running_stats=False only the current batch's statistics are used "
                  "to normalise. The exact formula is as follows: (the line ends here; no formula "
                  "follows)",
-        verdict="incomplete", today=today, run=run,
+        verdict="incomplete", today=today, today_args=args, run=run,
     )
 
 
@@ -1739,31 +1761,43 @@ def _variance_callout() -> NotesCallout:
     biased = _floats_after("biased:", run.output)
     unbiased = _floats_after("unbiased:", run.output)
     if run.raised or len(biased) != 2 or len(unbiased) != 2:
-        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+        today = N_("The check did not run ({error}), so nothing is claimed.")
+        args = (("error", run.error or "no output"),)
     else:
         def which(i: int) -> str:
             if biased[i] < 1e-5 <= unbiased[i]:
-                return "the biased variance Σ(x − E[x])²/n"
+                return "biased"
             if unbiased[i] < 1e-5 <= biased[i]:
-                return "the unbiased variance Σ(x − E[x])²/(n − 1)"
-            return "neither variance alone"
-        today = (
-            f"The notes never say which variance. In train() nn.BatchNorm1d normalizes with "
-            f"{which(0)} of the mini-batch (diff {biased[0]:.1e} vs {unbiased[0]:.1e} for the "
-            f"other), but updates running_var with {which(1)} (diff {unbiased[1]:.1e} vs "
-            f"{biased[1]:.1e}). With n = 4 values per channel the two differ by n/(n − 1) = "
-            "4/3; running_mean and running_var are used only in eval()."
-        )
+                return "unbiased"
+            return "neither"
+
+        args = (("b0", f"{biased[0]:.1e}"), ("u0", f"{unbiased[0]:.1e}"),
+                ("u1", f"{unbiased[1]:.1e}"), ("b1", f"{biased[1]:.1e}"))
+        if (which(0), which(1)) == ("biased", "unbiased"):  # what PyTorch does
+            today = N_(
+                "The notes never say which variance. In train() nn.BatchNorm1d normalizes with "
+                "the biased variance Σ(x − E[x])²/n of the mini-batch (diff {b0} vs {u0} for the "
+                "other), but updates running_var with the unbiased variance Σ(x − E[x])²/(n − 1) "
+                "(diff {u1} vs {b1}). With n = 4 values per channel the two differ by "
+                "n/(n − 1) = 4/3; running_mean and running_var are used only in eval()."
+            )
+        else:
+            today = N_(
+                "The notes never say which variance, and this torch is unusual: in train() "
+                "nn.BatchNorm1d normalizes with {first} of the mini-batch (diff {b0} vs {u0}) "
+                "and updates running_var with {second} (diff {u1} vs {b1})."
+            )
+            args += (("first", which(0)), ("second", which(1)))
     return NotesCallout(
         key="bn_variance_biased_unbiased",
-        title="BatchNorm: which variance, the batch's or running_var?",
+        title=N_("BatchNorm: which variance, the batch's or running_var?"),
         ref=NotesRef.parse("002:804"),
         quote_zh="$E[x]$ and $Var[x]$ are the computed mean running_mean and variance "
                  "running_var of this layer; 在训练时, 这两个参数 are calculated per-dimension "
                  "over the mini-batches",
         gloss_en="E[x] and Var[x] are this layer's running_mean and running_var; in training, "
                  "these two are calculated per dimension over the mini-batches.",
-        verdict="incomplete", today=today, run=run,
+        verdict="incomplete", today=today, today_args=args, run=run,
     )
 
 
@@ -1773,26 +1807,31 @@ def _running_stats_callout() -> NotesCallout:
     ema = _floats_after("running_mean, momentum=0.1:", run.output)
     cumulative = _floats_after("running_mean, momentum=None:", run.output)
     if run.raised or not (overall and ema and cumulative):
-        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+        today = N_("The check did not run ({error}), so nothing is claimed.")
+        args = (("error", run.error or "no output"),)
     elif abs(ema[0] - overall[0]) > 1.0 and abs(cumulative[0] - overall[0]) < 0.01:
-        today = (
-            f"With the default momentum=0.1 the buffers are an exponential moving average that "
-            f"forgets: after 90 batches of mean 0 and 10 of mean 5, running_mean is {ema[0]:.3f} "
-            f"while the mean of all 100 batches is {overall[0]:.3f} (the last 10 batches weigh "
-            f"1 − 0.9¹⁰ = {1 - 0.9 ** 10:.0%}). Only momentum=None, a cumulative average, "
-            f"follows all batches equally: {cumulative[0]:.3f}."
+        today = N_(
+            "With the default momentum=0.1 the buffers are an exponential moving average that "
+            "forgets: after 90 batches of mean 0 and 10 of mean 5, running_mean is {ema} "
+            "while the mean of all 100 batches is {overall} (the last 10 batches weigh "
+            "1 − 0.9¹⁰ = {weight}). Only momentum=None, a cumulative average, "
+            "follows all batches equally: {cumulative}."
         )
+        args = (("ema", f"{ema[0]:.3f}"), ("overall", f"{overall[0]:.3f}"),
+                ("weight", f"{1 - 0.9 ** 10:.0%}"), ("cumulative", f"{cumulative[0]:.3f}"))
     else:
-        today = (f"running_mean is {ema[0]:.3f} with momentum=0.1 and {cumulative[0]:.3f} with "
-                 f"momentum=None; the mean of all batches is {overall[0]:.3f}.")
+        today = N_("running_mean is {ema} with momentum=0.1 and {cumulative} with "
+                   "momentum=None; the mean of all batches is {overall}.")
+        args = (("ema", f"{ema[0]:.3f}"), ("overall", f"{overall[0]:.3f}"),
+                ("cumulative", f"{cumulative[0]:.3f}"))
     return NotesCallout(
         key="bn_running_stats_forget",
-        title="BatchNorm: running statistics follow the recent batches, not all of them",
+        title=N_("BatchNorm: running statistics follow the recent batches, not all of them"),
         ref=NotesRef.parse(NOTES_REFS["running_stats"]),
         quote_zh="running_mean 和 running_var 会跟踪整个训练过程中所有 mini-batch 的统计特性",
         gloss_en="(In train() with track_running_stats=True) running_mean and running_var track "
                  "the statistics of all mini-batches over the whole training.",
-        verdict="incomplete", today=today, run=run,
+        verdict="incomplete", today=today, today_args=args, run=run,
     )
 
 
@@ -1803,9 +1842,11 @@ def _untracked_callout() -> NotesCallout:
         line in out for line in ("before: None None", "eval(): None None", "buffers: []")
     )
     if run.raised or not out:
-        today = f"The check did not run ({run.error or 'no output'}), so nothing is claimed."
+        today = N_("The check did not run ({error}), so nothing is claimed.")
+        args = (("error", run.error or "no output"),)
     elif confirmed:
-        today = (
+        args = ()
+        today = N_(
             "With track_running_stats=False there is no running_mean or running_var: both are "
             "None before and after train() and eval() passes, and the module has no buffers at "
             "all. What depends on the current mini-batch is the normalisation itself: both "
@@ -1813,18 +1854,19 @@ def _untracked_callout() -> NotesCallout:
             "stored."
         )
     else:
-        today = ("This torch keeps running statistics even with track_running_stats=False: "
-                 + out.replace("\n", "; "))
+        today = N_("This torch keeps running statistics even with track_running_stats=False: "
+                   "{output}")
+        args = (("output", out.replace("\n", "; ")),)
     return NotesCallout(
         key="bn_untracked_has_no_running_stats",
-        title="BatchNorm: track_running_stats=False leaves no running_mean/running_var",
+        title=N_("BatchNorm: track_running_stats=False leaves no running_mean/running_var"),
         ref=NotesRef.parse(NOTES_REFS["untracked"]),
         quote_zh="track_running_stats=False时, running_mean 和 running_var 仅仅依赖于当前 "
                  "mini-batch 的统计特性",
         gloss_en="With track_running_stats=False, running_mean and running_var depend only on "
                  "the statistics of the current mini-batch (said for train() at 002:789 and for "
                  "eval() at 002:791).",
-        verdict=verdict_if(confirmed, "wrong"), today=today, run=run,
+        verdict=verdict_if(confirmed, "wrong"), today=today, today_args=args, run=run,
     )
 
 

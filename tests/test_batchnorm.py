@@ -740,30 +740,30 @@ class TestNotesCallouts:
         c = callouts["bn_formula_missing"]
         diff = float(c.run.output.rsplit("=", 1)[1])
         assert diff < 1e-5
-        assert c.today.startswith("The notes stop at 'as follows'")
-        assert "Var the biased variance" in c.today and f"{diff:.1e}" in c.today
+        assert c.today_text.startswith("The notes stop at 'as follows'")
+        assert "Var the biased variance" in c.today_text and f"{diff:.1e}" in c.today_text
 
     def test_variance(self, callouts):
         c = callouts["bn_variance_biased_unbiased"]
         lines = dict(line.split(": ", 1) for line in c.run.output.splitlines())
         assert set(lines) == {"biased", "unbiased"}
         assert ("normalizes with the biased variance Σ(x − E[x])²/n of the mini-batch"
-                in c.today)
-        assert "updates running_var with the unbiased variance Σ(x − E[x])²/(n − 1)" in c.today
+                in c.today_text)
+        assert "updates running_var with the unbiased variance Σ(x − E[x])²/(n − 1)" in c.today_text
 
     def test_running_stats_forget(self, callouts):
         c = callouts["bn_running_stats_forget"]
         values = [float(line.rsplit(":", 1)[1]) for line in c.run.output.splitlines()]
         overall, ema, cumulative = values
         assert abs(ema - overall) > 1.0 and cumulative == pytest.approx(overall, abs=1e-3)
-        assert c.today.startswith("With the default momentum=0.1 the buffers are an "
+        assert c.today_text.startswith("With the default momentum=0.1 the buffers are an "
                                   "exponential moving average that forgets")
-        assert f"running_mean is {ema:.3f}" in c.today and "65%" in c.today
+        assert f"running_mean is {ema:.3f}" in c.today_text and "65%" in c.today_text
 
     def test_untracked(self, callouts):
         c = callouts["bn_untracked_has_no_running_stats"]
         assert c.run.output.splitlines() == ["before: None None",
                                              "after train() and eval(): None None",
                                              "buffers: []"]
-        assert c.today.startswith("With track_running_stats=False there is no running_mean "
+        assert c.today_text.startswith("With track_running_stats=False there is no running_mean "
                                   "or running_var")

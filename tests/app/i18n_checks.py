@@ -14,6 +14,7 @@ inline code, API names (anything with ``_``, ``.``, ``(`` or a digit) and :data:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -163,8 +164,32 @@ def chinese_outside_quotes(texts: list[VisibleText]) -> list[VisibleText]:
 
 
 def untranslated(texts: list[VisibleText]) -> list[tuple[str, str]]:
-    """``(where, sentence)`` for every English sentence left in a Chinese run."""
-    return [(t.where, run) for t in texts for run in english_sentences(t.text)]
+    """``(where, sentence)`` for every English sentence left in a Chinese run. A notes quote
+    (text of a notes callout found verbatim in the notes) stays as the notes wrote it, English
+    phrases included."""
+    return [
+        (t.where, run)
+        for t in texts
+        if not (t.in_callout and _is_notes_quote(t.text))
+        for run in english_sentences(t.text)
+    ]
+
+
+@functools.cache
+def _notes_corpus() -> str:
+    from core.notes import SEEDS_DIR, normalise_notes_text
+
+    return " ".join(
+        normalise_notes_text(path.read_text(encoding="utf-8"))
+        for path in sorted(SEEDS_DIR.glob("*.txt"))
+    )
+
+
+def _is_notes_quote(text: str) -> bool:
+    from core.notes import normalise_notes_text
+
+    quote = normalise_notes_text(text)
+    return len(quote) > 10 and quote in _notes_corpus()
 
 
 def main(argv: list[str]) -> int:

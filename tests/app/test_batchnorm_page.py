@@ -336,7 +336,7 @@ def test_notes_callouts_and_citations(page):
         shown += " ".join(t.value for t in at.text)
     for callout in notes_callouts():
         assert callout.quote_display in shown, callout.key
-        assert callout.today in shown, callout.key
+        assert callout.today_text in shown, callout.key
     for ref in ("000:11", "002:801-805", "000:76", "002:795"):
         assert f"notes {ref}" in captions, ref
     for ref in ("000:11", "002:804", "002:783", "002:789-791"):
