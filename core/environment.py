@@ -22,8 +22,11 @@ import torch
 
 from core.notes import NotesCallout, NotesRef, run_live, verdict_if
 from core.seeding import NOTES_INIT_SEEDS_CODE, deterministic_ops
+from core.text import N_, T
 
-NOT_AVAILABLE = "not available"
+NOT_AVAILABLE = N_("not available")
+#: What the value column shows for an environment variable that is not set.
+UNSET = N_("unset")
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,9 @@ def available_devices() -> list[str]:
 
 def _package_version(dist_name: str) -> EnvFact:
     try:
-        return EnvFact("Versions", dist_name, metadata.version(dist_name))
+        return EnvFact(N_("Versions"), dist_name, metadata.version(dist_name))
     except metadata.PackageNotFoundError:
-        return EnvFact("Versions", dist_name, None, "package is not installed")
+        return EnvFact(N_("Versions"), dist_name, None, N_("package is not installed"))
 
 
 def _version_facts() -> list[EnvFact]:
@@ -76,21 +79,21 @@ def _version_facts() -> list[EnvFact]:
     cuda_build = torch.version.cuda
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     return [
-        EnvFact("Versions", "torch.__version__", torch.__version__),
+        EnvFact(N_("Versions"), "torch.__version__", torch.__version__),
         EnvFact(
-            "Versions",
+            N_("Versions"),
             "torch.version.cuda",
             cuda_build,
-            "" if cuda_build else "this torch build has no CUDA support (CPU-only wheel)",
+            "" if cuda_build else N_("this torch build has no CUDA support (CPU-only wheel)"),
         ),
         EnvFact(
-            "Versions",
+            N_("Versions"),
             "cuDNN",
             str(cudnn) if cudnn else None,
-            "" if cudnn else "cuDNN is not loadable in this build",
+            "" if cudnn else N_("cuDNN is not loadable in this build"),
         ),
-        EnvFact("Versions", "torchvision", torchvision.__version__),
-        EnvFact("Versions", "OpenCV (cv2)", cv2.__version__),
+        EnvFact(N_("Versions"), "torchvision", torchvision.__version__),
+        EnvFact(N_("Versions"), "OpenCV (cv2)", cv2.__version__),
         _package_version("streamlit"),
     ]
 
@@ -104,21 +107,25 @@ def _cuda_facts() -> list[EnvFact]:
             str(available),
             "" if available else _why_no_cuda(),
         ),
-        EnvFact("CUDA", "device count", str(torch.cuda.device_count() if available else 0)),
+        EnvFact("CUDA", N_("device count"), str(torch.cuda.device_count() if available else 0)),
         cuda_check_fact(),
         EnvFact(
             "CUDA",
             "CUDA_VISIBLE_DEVICES",
-            os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
-            "which GPUs this process may see, renumbered from 0; read once, when CUDA initialises",
+            os.environ.get("CUDA_VISIBLE_DEVICES", UNSET),
+            N_(
+                "which GPUs this process may see, renumbered from 0; read once, when CUDA "
+                "initialises"
+            ),
         ),
     ]
     if available:
         for index in range(torch.cuda.device_count()):
             props = torch.cuda.get_device_properties(index)
-            facts.append(EnvFact(f"GPU {index}", "name", props.name))
+            group = T("GPU {index}", index=index)
+            facts.append(EnvFact(group, N_("name"), props.name))
             facts.append(
-                EnvFact(f"GPU {index}", "total memory", f"{props.total_memory / 2**30:.1f} GiB")
+                EnvFact(group, N_("total memory"), f"{props.total_memory / 2**30:.1f} GiB")
             )
     return facts
 
@@ -138,24 +145,30 @@ def cuda_check_fact(environ: Mapping[str, str] | None = None) -> EnvFact:
     env = os.environ if environ is None else environ
     value = env.get(NVML_CHECK_VAR)
     if value == "1":
-        note = (
+        note = N_(
             "set to 1: is_available() asks NVML for the device count (does not initialise "
             "CUDA, so a later fork can still use it), falling back to cudaGetDeviceCount if "
             "NVML fails"
         )
-    else:
-        note = (
-            f"{'unset' if value is None else 'not 1'}: is_available() calls the CUDA runtime's "
+    elif value is None:
+        note = N_(
+            "unset: is_available() calls the CUDA runtime's "
             "cudaGetDeviceCount (initialises the driver; no context is created, but a process "
             "forked later cannot use CUDA). NVML is used only when this is 1"
         )
-    return EnvFact("CUDA", NVML_CHECK_VAR, "unset" if value is None else value, note)
+    else:
+        note = N_(
+            "not 1: is_available() calls the CUDA runtime's "
+            "cudaGetDeviceCount (initialises the driver; no context is created, but a process "
+            "forked later cannot use CUDA). NVML is used only when this is 1"
+        )
+    return EnvFact("CUDA", NVML_CHECK_VAR, UNSET if value is None else value, note)
 
 
 def _why_no_cuda() -> str:
     if torch.version.cuda is None:
-        return "this torch build has no CUDA support"
-    return "no NVIDIA GPU or driver was found"
+        return N_("this torch build has no CUDA support")
+    return N_("no NVIDIA GPU or driver was found")
 
 
 def nvml_driver_version() -> tuple[str | None, str]:
@@ -163,16 +176,16 @@ def nvml_driver_version() -> tuple[str | None, str]:
     try:
         import pynvml
     except ImportError:
-        return None, "nvidia-ml-py (pynvml) is not installed"
+        return None, N_("nvidia-ml-py (pynvml) is not installed")
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as error:
-        return None, f"NVML could not start: {error}"
+        return None, T("NVML could not start: {error}", error=str(error))
     try:
         version = pynvml.nvmlSystemGetDriverVersion()
         return (version.decode() if isinstance(version, bytes) else str(version)), ""
     except pynvml.NVMLError as error:
-        return None, f"NVML could not read the driver version: {error}"
+        return None, T("NVML could not read the driver version: {error}", error=str(error))
     finally:
         pynvml.nvmlShutdown()
 
@@ -187,15 +200,17 @@ def _cpu_facts() -> list[EnvFact]:
 def _reproducibility_facts() -> list[EnvFact]:
     return [
         EnvFact(
-            "Reproducibility",
+            N_("Reproducibility"),
             "torch.backends.cudnn.deterministic",
             str(torch.backends.cudnn.deterministic),
         ),
         EnvFact(
-            "Reproducibility", "torch.backends.cudnn.benchmark", str(torch.backends.cudnn.benchmark)
+            N_("Reproducibility"),
+            "torch.backends.cudnn.benchmark",
+            str(torch.backends.cudnn.benchmark),
         ),
         EnvFact(
-            "Reproducibility",
+            N_("Reproducibility"),
             "torch.are_deterministic_algorithms_enabled()",
             str(torch.are_deterministic_algorithms_enabled()),
         ),
@@ -210,7 +225,7 @@ def collect_environment() -> list[EnvFact]:
         Reproducibility. Never raises for a missing GPU, driver or NVML library.
     """
     driver, reason = nvml_driver_version()
-    nvml = [EnvFact("NVML", "driver version", driver, reason)]
+    nvml = [EnvFact("NVML", N_("driver version"), driver, reason)]
     return [
         *_version_facts(),
         *_cuda_facts(),
@@ -275,7 +290,7 @@ def run_python(
         ValueError: ``timeout`` not positive.
     """
     if not timeout > 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
+        raise ValueError(T("timeout must be positive, got {timeout}", timeout=timeout))
     start = time.perf_counter()
     try:
         done = subprocess.run(
@@ -288,7 +303,12 @@ def run_python(
         )
     except subprocess.TimeoutExpired:
         return CommandRun(
-            command, None, "", "", time.perf_counter() - start, f"timed out after {timeout:g} s"
+            command,
+            None,
+            "",
+            "",
+            time.perf_counter() - start,
+            T("timed out after {timeout:g} s", timeout=timeout),
         )
     except OSError as error:
         return CommandRun(command, None, "", "", time.perf_counter() - start, str(error))
@@ -373,10 +393,10 @@ def visible_devices_demo(timeout: float = SUBPROCESS_TIMEOUT_S) -> VisibleDevice
     """
     inherited = os.environ.get("CUDA_VISIBLE_DEVICES")
     plan = [
-        ("-1: hide every GPU", "-1", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": "-1"}),
-        ('"" (empty): hide every GPU', "", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": ""}),
-        ("set in the script, before CUDA starts", inherited, IN_SCRIPT_CODE, {}),
-        ("set in the script, after CUDA started", inherited, TOO_LATE_CODE, {}),
+        (N_("-1: hide every GPU"), "-1", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": "-1"}),
+        (N_('"" (empty): hide every GPU'), "", COUNT_CODE, {"CUDA_VISIBLE_DEVICES": ""}),
+        (N_("set in the script, before CUDA starts"), inherited, IN_SCRIPT_CODE, {}),
+        (N_("set in the script, after CUDA started"), inherited, TOO_LATE_CODE, {}),
     ]
     from concurrent.futures import ThreadPoolExecutor
 
@@ -401,17 +421,20 @@ def visible_devices_demo(timeout: float = SUBPROCESS_TIMEOUT_S) -> VisibleDevice
 
 
 def explain_visible_devices(parent_count: int, cases: tuple[VisibleDevicesCase, ...]) -> str:
-    """The sentence the page prints for the four cases of :func:`visible_devices_demo`."""
+    """The sentence the page prints for the four cases of :func:`visible_devices_demo`.
+
+    A :class:`core.text.T` whose values may be ``T`` sentences themselves (the page translates
+    each part)."""
     counts = [case.count for case in cases]
     if len(counts) != 4 or any(count is None for count in counts):
         failed = [case.label for case in cases if case.count is None]
-        return (
-            "Some runs printed no device count (" + "; ".join(failed) + "); their output is "
-            "shown below."
+        return T(
+            "Some runs printed no device count ({failed}); their output is shown below.",
+            failed="; ".join(failed),
         )
     minus_one, empty, in_script, too_late = counts
     if parent_count == 0 and not any(counts):
-        return (
+        return T(
             "Every count is 0: this machine has no GPU PyTorch can use (this server process "
             "sees 0 too), so the variable has nothing to hide and the runs cannot show a "
             "difference. On a machine with N GPUs the -1, empty and in-script runs print 0 "
@@ -419,21 +442,32 @@ def explain_visible_devices(parent_count: int, cases: tuple[VisibleDevicesCase, 
             "initialises, and renumbers the GPUs it lists from 0."
         )
     hidden = minus_one == 0 and empty == 0 and in_script == 0
-    return (
-        f"This server process sees {parent_count} GPU(s). "
-        + (
-            "With -1, an empty value, or the variable set in the script before any CUDA call, "
-            "a process sees 0: only the listed GPUs exist for CUDA. "
-            if hidden
-            else f"With -1 a process sees {minus_one}, with an empty value {empty}, set in the "
-            f"script {in_script}. "
+    if hidden:
+        visible = T(
+            "With -1, an empty value, or the variable set in the script before any CUDA "
+            "call, a process sees 0: only the listed GPUs exist for CUDA. "
         )
-        + f"Set after CUDA had started, it still sees {too_late}: "
-        + (
+    else:
+        visible = T(
+            "With -1 a process sees {minus_one}, with an empty value {empty}, set in the "
+            "script {in_script}. ",
+            minus_one=minus_one,
+            empty=empty,
+            in_script=in_script,
+        )
+    if too_late == parent_count:
+        verdict = T(
             "the variable is read once, when CUDA initialises, so later changes do nothing."
-            if too_late == parent_count
-            else "the late change took effect here."
         )
+    else:
+        verdict = T("the late change took effect here.")
+    return T(
+        "This server process sees {parent_count} GPU(s). {visible}Set after CUDA had started, "
+        "it still sees {too_late}: {verdict}",
+        parent_count=parent_count,
+        visible=visible,
+        too_late=too_late,
+        verdict=verdict,
     )
 
 
@@ -508,26 +542,45 @@ print("has main():", spec is not None and "def main(" in Path(spec.origin).read_
 def _init_seeds_callout() -> NotesCallout:
     run = run_live(INIT_SEEDS_CODE)
     repeats = {line.split()[0]: line.endswith("True") for line in run.output.splitlines() if line}
+    args: tuple[tuple[str, str], ...] = ()
     if run.raised or set(repeats) != {"random", "numpy", "torch"}:
-        today = f"The check did not run as expected: {run.error or run.output!r}."
+        today = N_("The check did not run as expected: {detail}.")
+        args = (("detail", repr(run.error or run.output)),)
     else:
         unseeded = [name for name in ("random", "numpy") if not repeats[name]]
-        today = (
-            (
-                f"Only torch's draws repeat; {' and '.join(unseeded)} do not, because "
+        if unseeded == ["random", "numpy"] and repeats["torch"]:
+            today = N_(
+                "Only torch's draws repeat; random and numpy do not, because "
                 "init_seeds never seeds them (augmentations and samplers often draw from "
                 "them). "
-                if unseeded and repeats["torch"]
-                else f"Draws that repeat: {[n for n, r in repeats.items() if r]}. "
+                "torch.manual_seed already seeds every CUDA device, so the two cuda lines are "
+                "redundant, and the cuDNN switches are set only when seed == 0: with any other "
+                "seed cuDNN may still pick nondeterministic algorithms. The app's seed_everything "
+                "seeds all three generators and takes the cuDNN switches as a separate option."
             )
-            + "torch.manual_seed already seeds every CUDA device, so the two cuda lines are "
-            "redundant, and the cuDNN switches are set only when seed == 0: with any other "
-            "seed cuDNN may still pick nondeterministic algorithms. The app's seed_everything "
-            "seeds all three generators and takes the cuDNN switches as a separate option."
-        )
+        elif unseeded and repeats["torch"]:
+            today = N_(
+                "Only torch's draws repeat; {unseeded} do not, because "
+                "init_seeds never seeds them (augmentations and samplers often draw from "
+                "them). "
+                "torch.manual_seed already seeds every CUDA device, so the two cuda lines are "
+                "redundant, and the cuDNN switches are set only when seed == 0: with any other "
+                "seed cuDNN may still pick nondeterministic algorithms. The app's seed_everything "
+                "seeds all three generators and takes the cuDNN switches as a separate option."
+            )
+            args = (("unseeded", unseeded[0]),)
+        else:
+            today = N_(
+                "Draws that repeat: {repeating}. "
+                "torch.manual_seed already seeds every CUDA device, so the two cuda lines are "
+                "redundant, and the cuDNN switches are set only when seed == 0: with any other "
+                "seed cuDNN may still pick nondeterministic algorithms. The app's seed_everything "
+                "seeds all three generators and takes the cuDNN switches as a separate option."
+            )
+            args = (("repeating", str([n for n, r in repeats.items() if r])),)
     return NotesCallout(
         key="init_seeds_torch_only",
-        title="init_seeds seeds torch only, and cuDNN only for seed 0",
+        title=N_("init_seeds seeds torch only, and cuDNN only for seed 0"),
         ref=NotesRef.parse("000:32"),
         quote_zh="def init_seeds(seed=0):\\n torch.manual_seed(seed)\\n "
         "torch.cuda.manual_seed(seed)\\n torch.cuda.manual_seed_all(seed)\\n if seed == 0:",
@@ -536,66 +589,88 @@ def _init_seeds_callout() -> NotesCallout:
         verdict="incomplete",
         today=today,
         run=run,
+        today_args=args,
     )
 
 
 def _manual_seed_callout() -> NotesCallout:
     run = run_live(MANUAL_SEED_CODE)
     first = run.output.splitlines()[0] if run.output else ""
+    args: tuple[tuple[str, str], ...] = ()
     if run.raised:
-        today = f"The check raised: {run.error}."
+        today = N_("The check raised: {error}.")
+        args = (("error", str(run.error)),)
     elif first.endswith("[123]"):
-        today = (
+        today = N_(
             "torch.manual_seed seeds every device, not only the CPU: it called "
             'torch.cuda.manual_seed_all(123) itself (and its docstring says "on all '
             "devices\"). The notes' next line, torch.cuda.manual_seed_all(0), is harmless but "
             "redundant."
         )
     else:
-        today = (
+        today = N_(
             "In this torch, torch.manual_seed did not call torch.cuda.manual_seed_all "
-            f"({first}); seed CUDA separately as the notes do."
+            "({first}); seed CUDA separately as the notes do."
         )
+        args = (("first", first),)
     return NotesCallout(
         key="manual_seed_cpu_only",
-        title="torch.manual_seed is not just for the CPU",
+        title=N_("torch.manual_seed is not just for the CPU"),
         ref=NotesRef.parse("004:20"),
         quote_zh="torch.manual_seed(0)# 为 CPU 设置种子用于生成随机数",
         gloss_en="torch.manual_seed(0) sets the seed of the CPU's random number generator.",
         verdict="incomplete",
         today=today,
         run=run,
+        today_args=args,
     )
 
 
 def _cudnn_only_callout(ops_count: int) -> NotesCallout:
     run = run_live(CUDNN_ONLY_CODE)
     lines = dict(line.split(": ", 1) for line in run.output.splitlines() if ": " in line)
+    args: tuple[tuple[str, str], ...] = ()
     if run.raised:
-        today = f"The check raised: {run.error}."
+        today = N_("The check raised: {error}.")
+        args = (("error", str(run.error)),)
     elif lines.get("use_deterministic_algorithms") == "False":
-        today = (
-            "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() "
-            "False: it only steers cuDNN's convolution algorithms. Of the "
-            f"{ops_count} operations that torch.use_deterministic_algorithms' docstring says "
-            "it makes deterministic, the rest (scatter_add_ and index_add on CUDA among them) "
-            "stay nondeterministic until torch.use_deterministic_algorithms(True). "
-        )
-        if "5 index_add_ runs bit-identical" in lines:
-            same = lines["5 index_add_ runs bit-identical"] == "True"
-            today += "On this GPU, five index_add_ runs of the same input " + (
-                "happened to agree bit for bit this time." if same else "disagreed."
+        args = (("ops_count", str(ops_count)),)
+        if "5 index_add_ runs bit-identical" not in lines:
+            today = N_(
+                "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() "
+                "False: it only steers cuDNN's convolution algorithms. Of the "
+                "{ops_count} operations that torch.use_deterministic_algorithms' docstring says "
+                "it makes deterministic, the rest (scatter_add_ and index_add on CUDA among them) "
+                "stay nondeterministic until torch.use_deterministic_algorithms(True). "
+                "There is no GPU here, so the CUDA run is skipped."
+            )
+        elif lines["5 index_add_ runs bit-identical"] == "True":
+            today = N_(
+                "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() "
+                "False: it only steers cuDNN's convolution algorithms. Of the "
+                "{ops_count} operations that torch.use_deterministic_algorithms' docstring says "
+                "it makes deterministic, the rest (scatter_add_ and index_add on CUDA among them) "
+                "stay nondeterministic until torch.use_deterministic_algorithms(True). "
+                "On this GPU, five index_add_ runs of the same input "
+                "happened to agree bit for bit this time."
             )
         else:
-            today += "There is no GPU here, so the CUDA run is skipped."
+            today = N_(
+                "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() "
+                "False: it only steers cuDNN's convolution algorithms. Of the "
+                "{ops_count} operations that torch.use_deterministic_algorithms' docstring says "
+                "it makes deterministic, the rest (scatter_add_ and index_add on CUDA among them) "
+                "stay nondeterministic until torch.use_deterministic_algorithms(True). "
+                "On this GPU, five index_add_ runs of the same input disagreed."
+            )
     else:
-        today = (
+        today = N_(
             "In this torch, setting cudnn.deterministic also turned on "
             "use_deterministic_algorithms."
         )
     return NotesCallout(
         key="cudnn_deterministic_not_enough",
-        title="cudnn.deterministic plus a seed is not the whole recipe",
+        title=N_("cudnn.deterministic plus a seed is not the whole recipe"),
         ref=NotesRef.parse("004:22"),
         quote_zh="如果配合上设置 Torch 的随机种子为固定值的话，应该可以保证每次运行网络的时候相同"
         "输入的输出是固定的",
@@ -604,6 +679,7 @@ def _cudnn_only_callout(ops_count: int) -> NotesCallout:
         verdict="incomplete",
         today=today,
         run=run,
+        today_args=args,
     )
 
 
@@ -611,10 +687,12 @@ def _device_order_callout() -> NotesCallout:
     run = run_live(DEVICE_ORDER_CODE)
     # Only a run that confirmed "one current device" may call the notes wrong.
     confirmed = not run.raised and "torch.device('cuda').index: None" in run.output
+    args: tuple[tuple[str, str], ...] = ()
     if run.raised:
-        today = f"The check raised: {run.error}."
+        today = N_("The check raised: {error}.")
+        args = (("error", str(run.error)),)
     elif confirmed:
-        today = (
+        today = N_(
             "PyTorch does not move on to GPU 1 when GPU 0 is busy or full: torch.device('cuda') "
             "has no index and means the current device, cuda:0 unless torch.cuda.set_device "
             "says otherwise. A second GPU is used only when you put tensors or a model there "
@@ -623,10 +701,11 @@ def _device_order_callout() -> NotesCallout:
             "CUDA_DEVICE_ORDER=PCI_BUS_ID, so cuda:0 need not be nvidia-smi's GPU 0."
         )
     else:
-        today = f"torch.device('cuda') carries an index here: {run.output!r}."
+        today = N_("torch.device('cuda') carries an index here: {output}.")
+        args = (("output", repr(run.output)),)
     return NotesCallout(
         key="cuda_visible_devices_order",
-        title="GPU 0 first, then GPU 1? No: one current device",
+        title=N_("GPU 0 first, then GPU 1? No: one current device"),
         ref=NotesRef.parse("004:33"),
         quote_zh="GPU号默认是从0开始，按照顺序，优先使用0号设备,然后使用1号设备",
         gloss_en="GPU numbers start at 0 and follow the order: device 0 is used first, then "
@@ -634,23 +713,26 @@ def _device_order_callout() -> NotesCallout:
         verdict=verdict_if(confirmed, "wrong"),
         today=today,
         run=run,
+        today_args=args,
     )
 
 
 def _collect_env_callout() -> NotesCallout:
     run = run_live(COLLECT_ENV_CODE)
     importable = not run.raised and "importable as: torch.utils.collect_env" in run.output
+    args: tuple[tuple[str, str], ...] = ()
     if importable:
-        today = (
+        today = N_(
             "No need to find site-packages: collect_env is a module of the installed torch, "
             "so `python -m torch.utils.collect_env` runs it from any directory (the button "
             "below does, live)."
         )
     else:
-        today = f"torch.utils.collect_env is not importable here: {run.error or run.output!r}."
+        today = N_("torch.utils.collect_env is not importable here: {detail}.")
+        args = (("detail", repr(run.error or run.output)),)
     return NotesCallout(
         key="collect_env_path",
-        title="collect_env: no need to cd into site-packages",
+        title=N_("collect_env: no need to cd into site-packages"),
         ref=NotesRef.parse("002:1289"),
         quote_zh="进入以下路径，运行命令python collect_env.py，便可获取当前的环境信息",
         gloss_en="Go to the following path and run `python collect_env.py` to get the "
@@ -658,6 +740,7 @@ def _collect_env_callout() -> NotesCallout:
         verdict=verdict_if(importable, "out of date"),
         today=today,
         run=run,
+        today_args=args,
     )
 
 

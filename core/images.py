@@ -18,6 +18,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageOps
 
+from core.text import T
+
 DEFAULT_MAX_SIDE = 2048
 # 16 k x 10 k: far beyond any photo a learner uploads, far below what would exhaust memory
 # (a 30000 x 30000 RGB image would need 2.7 GB before any processing).
@@ -66,9 +68,9 @@ class DecodedImage:
 def _open_header(data: bytes) -> Image.Image:
     """Open lazily: Pillow parses only the header here, not the pixel data."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ImageDecodeError(f"expected the file's bytes, got {type(data).__name__}")
+        raise ImageDecodeError(T("expected the file's bytes, got {kind}", kind=type(data).__name__))
     if len(data) == 0:
-        raise ImageDecodeError("The file is empty (0 bytes). Choose an image file with content.")
+        raise ImageDecodeError(T("The file is empty (0 bytes). Choose an image file with content."))
     try:
         with warnings.catch_warnings():
             # Our own, stricter size check runs right after; Pillow's warning would be noise.
@@ -77,21 +79,38 @@ def _open_header(data: bytes) -> Image.Image:
     except Image.DecompressionBombError as error:
         # Pillow refuses headers above 2x its own limit before we can read the size ourselves.
         raise ImageDecodeError(
-            f"The image is too large: its header declares a size far beyond the limit of "
-            f"{DEFAULT_MAX_PIXELS:,} "
-            f"pixels ({error}). Files like this are often decompression bombs; resize the image "
-            "below the limit before uploading."
+            T(
+                "The image is too large: its header declares a size far beyond the limit of "
+                "{limit:,} "
+                "pixels ({error}). Files like this are often decompression bombs; resize the "
+                "image below the limit before uploading.",
+                limit=DEFAULT_MAX_PIXELS,
+                error=str(error),
+            )
         ) from error
     except (OSError, SyntaxError, ValueError) as error:
         # Pillow's "cannot identify image file <_io.BytesIO object at 0x...>" helps nobody.
-        details = "" if "cannot identify" in str(error) else f" Details: {error}"
-        raise ImageDecodeError(
-            "This file is not an image that can be read "
-            f"(accepted: {', '.join(ACCEPTED_FORMATS)}).{details}"
-        ) from error
+        accepted = ", ".join(ACCEPTED_FORMATS)
+        if "cannot identify" in str(error):
+            message = T(
+                "This file is not an image that can be read (accepted: {accepted}).",
+                accepted=accepted,
+            )
+        else:
+            message = T(
+                "This file is not an image that can be read (accepted: {accepted}). "
+                "Details: {error}",
+                accepted=accepted,
+                error=str(error),
+            )
+        raise ImageDecodeError(message) from error
     if image.format not in ACCEPTED_FORMATS:
         raise ImageDecodeError(
-            f"{image.format} images are not supported; use one of {', '.join(ACCEPTED_FORMATS)}."
+            T(
+                "{format} images are not supported; use one of {accepted}.",
+                format=image.format,
+                accepted=", ".join(ACCEPTED_FORMATS),
+            )
         )
     return image
 
@@ -99,12 +118,24 @@ def _open_header(data: bytes) -> Image.Image:
 def _check_pixel_budget(image: Image.Image, max_pixels: int) -> None:
     width, height = image.size
     if width <= 0 or height <= 0:
-        raise ImageDecodeError(f"The image header declares an empty size {width}x{height}.")
+        raise ImageDecodeError(
+            T(
+                "The image header declares an empty size {width}x{height}.",
+                width=width,
+                height=height,
+            )
+        )
     if width * height > max_pixels:
         raise ImageDecodeError(
-            f"The image header declares {width}x{height} = {width * height:,} pixels, more than "
-            f"the limit of {max_pixels:,}. Files like this are often decompression bombs; "
-            "resize the image below the limit before uploading."
+            T(
+                "The image header declares {width}x{height} = {pixels:,} pixels, more than "
+                "the limit of {limit:,}. Files like this are often decompression bombs; "
+                "resize the image below the limit before uploading.",
+                width=width,
+                height=height,
+                pixels=width * height,
+                limit=max_pixels,
+            )
         )
 
 
@@ -113,13 +144,19 @@ def _load_first_frame(image: Image.Image) -> tuple[Image.Image, list[str]]:
     frames = getattr(image, "n_frames", 1)
     if frames > 1:
         image.seek(0)
-        notes.append(f"Animated image with {frames} frames: using the first frame.")
+        notes.append(
+            T("Animated image with {frames} frames: using the first frame.", frames=frames)
+        )
     try:
         image.load()
     except (OSError, SyntaxError, ValueError, EOFError) as error:
         raise ImageDecodeError(
-            f"The {image.format} file is damaged or truncated and cannot be decoded ({error}). "
-            "Re-export or re-download the image and try again."
+            T(
+                "The {format} file is damaged or truncated and cannot be decoded ({error}). "
+                "Re-export or re-download the image and try again.",
+                format=image.format,
+                error=str(error),
+            )
         ) from error
     return image, notes
 
@@ -127,20 +164,24 @@ def _load_first_frame(image: Image.Image) -> tuple[Image.Image, list[str]]:
 def _high_bit_depth_to_8bit(image: Image.Image) -> tuple[Image.Image, str]:
     """Scale 16-bit integer or float grayscale to 0..255 without clipping the useful range."""
     values = np.asarray(image)
+    note = T("Converted 16-bit grayscale to 8-bit.")
     if image.mode.startswith("I;16") or values.dtype == np.uint16:
         scaled = values.astype(np.float64) / 65535.0 * 255.0
-        how = "16-bit"
     else:  # "I" (32-bit int) or "F" (float): stretch the actual range
         low, high = float(np.nanmin(values)), float(np.nanmax(values))
         if image.mode == "I" and low >= 0 and high <= 65535:
             scaled = values.astype(np.float64) / 65535.0 * 255.0
-            how = "16-bit"
         else:
             span = high - low if high > low else 1.0
             scaled = (np.nan_to_num(values.astype(np.float64), nan=low) - low) / span * 255.0
-            how = f"{image.mode}-mode (range {low:g}..{high:g})"
+            note = T(
+                "Converted {mode}-mode (range {low:g}..{high:g}) grayscale to 8-bit.",
+                mode=image.mode,
+                low=low,
+                high=high,
+            )
     gray = np.clip(np.rint(scaled), 0, 255).astype(np.uint8)
-    return Image.fromarray(gray, mode="L"), f"Converted {how} grayscale to 8-bit."
+    return Image.fromarray(gray, mode="L"), note
 
 
 def _to_rgb(image: Image.Image) -> tuple[np.ndarray, list[str]]:
@@ -156,9 +197,9 @@ def _to_rgb(image: Image.Image) -> tuple[np.ndarray, list[str]]:
         rgba = image.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         image = Image.alpha_composite(white, rgba)
-        notes.append("Transparent areas were composited on white.")
+        notes.append(T("Transparent areas were composited on white."))
     if image.mode in ("L", "1"):
-        notes.append("Grayscale image: the single channel is repeated as R, G and B.")
+        notes.append(T("Grayscale image: the single channel is repeated as R, G and B."))
     rgb = np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
     return rgb, notes
 
@@ -170,7 +211,9 @@ def fit_longest_side(rgb: np.ndarray, max_side: int) -> tuple[np.ndarray, float]
         The (possibly) resized image and the scale factor applied (1.0 if unchanged).
     """
     if max_side < 1:
-        raise ValueError(f"max_side must be a positive number of pixels, got {max_side}")
+        raise ValueError(
+            T("max_side must be a positive number of pixels, got {max_side}", max_side=max_side)
+        )
     height, width = rgb.shape[:2]
     longest = max(height, width)
     if longest <= max_side:
@@ -208,9 +251,11 @@ def decode_image(
         ValueError: for a non-positive ``max_side`` or ``max_pixels``.
     """
     if max_side < 1:
-        raise ValueError(f"max_side must be a positive number of pixels, got {max_side}")
+        raise ValueError(
+            T("max_side must be a positive number of pixels, got {max_side}", max_side=max_side)
+        )
     if max_pixels < 1:
-        raise ValueError(f"max_pixels must be positive, got {max_pixels}")
+        raise ValueError(T("max_pixels must be positive, got {max_pixels}", max_pixels=max_pixels))
     image = _open_header(data)
     _check_pixel_budget(image, max_pixels)
     original_size, file_format, file_mode = image.size, image.format, image.mode
@@ -218,15 +263,27 @@ def decode_image(
     orientation = image.getexif().get(0x0112, 1)
     if orientation not in (None, 1):
         image = ImageOps.exif_transpose(image)
-        notes.append(f"Applied EXIF orientation {orientation} (the camera's rotation flag).")
+        notes.append(
+            T(
+                "Applied EXIF orientation {orientation} (the camera's rotation flag).",
+                orientation=orientation,
+            )
+        )
     rgb, convert_notes = _to_rgb(image)
     notes += convert_notes
     shown_height, shown_width = rgb.shape[:2]  # after EXIF rotation, unlike original_size
     rgb, scale = fit_longest_side(rgb, max_side)
     if scale != 1.0:
         notes.append(
-            f"Downscaled from {shown_width}x{shown_height} to "
-            f"{rgb.shape[1]}x{rgb.shape[0]} so the longest side is at most {max_side} px."
+            T(
+                "Downscaled from {width}x{height} to "
+                "{new_width}x{new_height} so the longest side is at most {max_side} px.",
+                width=shown_width,
+                height=shown_height,
+                new_width=rgb.shape[1],
+                new_height=rgb.shape[0],
+                max_side=max_side,
+            )
         )
     return DecodedImage(rgb, original_size, file_format, file_mode, tuple(notes))
 
@@ -251,10 +308,22 @@ def read_sample_bytes(name: str) -> bytes:
         ValueError: if ``name`` is not one of :func:`list_samples`.
     """
     if name not in SAMPLE_NAMES:
-        raise ValueError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_NAMES)}")
+        raise ValueError(
+            T(
+                "unknown sample image {name!r}; choose one of {names}",
+                name=name,
+                names=", ".join(SAMPLE_NAMES),
+            )
+        )
     path = sample_dir() / name
     if not path.is_file():
-        raise ValueError(f"sample image {name!r} is missing from scikit-image's data folder {path}")
+        raise ValueError(
+            T(
+                "sample image {name!r} is missing from scikit-image's data folder {path}",
+                name=name,
+                path=str(path),
+            )
+        )
     return path.read_bytes()
 
 

@@ -8,11 +8,12 @@ keys (``ui/links.py`` binds each control to the URL under its key).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from core.indexing import PRESETS_BY_KEY
+from core.text import N_, T
 
 
 @dataclass(frozen=True)
@@ -47,39 +48,45 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
     LessonLink(
         "indexing",
         (_preset("scatter_y2"),),
-        "y2: two writes to one cell",
-        "In the notes' y2 two index entries send x[0][0] and x[1][0] to the same cell: one of "
-        "them wins, and which one is unspecified (notes 002:926).",
+        N_("y2: two writes to one cell"),
+        N_(
+            "In the notes' y2 two index entries send x[0][0] and x[1][0] to the same cell: one of "
+            "them wins, and which one is unspecified (notes 002:926)."
+        ),
         "out[0][0] = src[0][0] = 0.3992 or src[1][0] = 0.5735 -> 0.5735",
     ),
     LessonLink(
         "indexing",
         (_preset("gather_out_of_range"),),
-        "gather with an index out of range",
-        "Index 3 on a dimension of size 3 is refused by torch with an error naming the bad "
-        "index, instead of reading whatever lies past the row (notes 002:1041).",
+        N_("gather with an index out of range"),
+        N_(
+            "Index 3 on a dimension of size 3 is refused by torch with an error naming the bad "
+            "index, instead of reading whatever lies past the row (notes 002:1041)."
+        ),
         "index 3 is out of bounds for dimension 1 with size 3",
     ),
     LessonLink(
         "batchnorm",
         (("batchnorm.steps", "1"),),
-        "BatchNorm in eval() after 1 step",
-        "eval() normalizes with running_mean/var, which start at 0 and 1: after one step the "
-        "running mean is far from the data's mean of 2 (notes 000:11).",
+        N_("BatchNorm in eval() after 1 step"),
+        N_(
+            "eval() normalizes with running_mean/var, which start at 0 and 1: after one step the "
+            "running mean is far from the data's mean of 2 (notes 000:11)."
+        ),
         "running_mean 0.2134",
     ),
     LessonLink(
         "batchnorm",
         (("batchnorm.steps", "10"),),
-        "BatchNorm in eval() after 10 steps",
-        "Ten steps at momentum 0.1 bring the running mean only two thirds of the way to 2.",
+        N_("BatchNorm in eval() after 10 steps"),
+        N_("Ten steps at momentum 0.1 bring the running mean only two thirds of the way to 2."),
         "running_mean 1.302",
     ),
     LessonLink(
         "batchnorm",
         (("batchnorm.steps", "100"),),
-        "BatchNorm in eval() after 100 steps",
-        "After 100 steps the running statistics have caught up and eval() output is centred.",
+        N_("BatchNorm in eval() after 100 steps"),
+        N_("After 100 steps the running statistics have caught up and eval() output is centred."),
         "running_mean 1.939",
     ),
     LessonLink(
@@ -89,81 +96,106 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
             ("batchnorm.steps", "100"),
             ("batchnorm.module_tab", "Keras momentum"),
         ),
-        "PyTorch's momentum is Keras' upside down",
-        "PyTorch's momentum weighs the new batch and Keras' the old average: Keras' default 0.99 "
-        "is PyTorch's 0.01, and after 100 steps its running mean is still far behind.",
+        N_("PyTorch's momentum is Keras' upside down"),
+        N_(
+            "PyTorch's momentum weighs the new batch and Keras' the old average: Keras' default "
+            "0.99 is PyTorch's 0.01, and after 100 steps its running mean is still far behind."
+        ),
         "running_mean 1.261",
     ),
     LessonLink(
         "batchnorm",
         (("batchnorm.steps", "1"), ("batchnorm.track", "false")),
-        "track_running_stats=False: eval() is train()",
-        "Without running statistics eval() normalizes with the batch's own, exactly like train() "
-        "(notes 002:791).",
+        N_("track_running_stats=False: eval() is train()"),
+        N_(
+            "Without running statistics eval() normalizes with the batch's own, exactly like "
+            "train() (notes 002:791)."
+        ),
         "max |train − eval| 0",
     ),
     LessonLink(
         "warp",
         (("warp.notes", "true"), ("warp.scale", "1.3")),
-        "The notes' affine2theta is half a pixel off",
-        "At 30° and scale 1.3 the notes' theta (align_corners=False) shifts every sample by "
-        "about 0.36 px; the corrected theta matches OpenCV.",
+        N_("The notes' affine2theta is half a pixel off"),
+        N_(
+            "At 30° and scale 1.3 the notes' theta (align_corners=False) shifts every sample by "
+            "about 0.36 px; the corrected theta matches OpenCV."
+        ),
         "|shift| = 0.360 px",
     ),
     LessonLink(
         "warp",
         (("warp.notes", "true"), ("warp.align_corners", "true")),
-        "align_corners=True moves the error",
-        "With align_corners=True the notes' 2/W scaling stretches the sampling about the "
-        "top-left corner instead of shifting it evenly.",
+        N_("align_corners=True moves the error"),
+        N_(
+            "With align_corners=True the notes' 2/W scaling stretches the sampling about the "
+            "top-left corner instead of shifting it evenly."
+        ),
         "misplaced by 0.372 px on average",
     ),
     LessonLink(
         "warp",
         (("warp.definition", "Matrix entries"), ("warp.matrix_text", "1 2 0\n2 4 0")),
-        "A singular matrix cannot be inverted",
-        "Proportional rows give determinant 0: grid_sample needs M's inverse, so nothing can "
-        "be warped and the page says why.",
+        N_("A singular matrix cannot be inverted"),
+        N_(
+            "Proportional rows give determinant 0: grid_sample needs M's inverse, so nothing can "
+            "be warped and the page says why."
+        ),
         "has determinant 0",
     ),
     LessonLink(
         "saliency",
         (("saliency.sanity", "true"),),
-        "The saliency randomisation test",
-        "Re-draw the model's layers at random from the top: a map that explains what the model "
-        "learned changes at once (Adebayo et al. 2018).",
+        N_("The saliency randomisation test"),
+        N_(
+            "Re-draw the model's layers at random from the top: a map that explains what the model "
+            "learned changes at once (Adebayo et al. 2018)."
+        ),
         "Randomizing only the top layer (_fc) gives a rank correlation of 0.32",
     ),
     LessonLink(
         "saliency",
         (("saliency.method", "SmoothGrad"),),
-        "SmoothGrad smooths the speckle",
-        "Averaging the gradients of 25 noisy copies spreads the map out: its brightest 1% of "
-        "pixels hold 2.3% of the total saliency, against 5.3% for one vanilla gradient.",
+        N_("SmoothGrad smooths the speckle"),
+        # A template: a "%" right before "of" or "for" reads to gettext as a %-placeholder.
+        T(
+            "Averaging the gradients of 25 noisy copies spreads the map out: its brightest {top} "
+            "of pixels hold {share} of the total saliency, against {vanilla} for one vanilla "
+            "gradient.",
+            top="1%",
+            share="2.3%",
+            vanilla="5.3%",
+        ),
         "they hold 2.3% of the total saliency",
     ),
     LessonLink(
         "saliency",
         (("saliency.recipe", "The notes' (000:2)"),),
-        "The notes' saliency recipe, reproduced",
-        "The notes' loss gradient, summed over channels and stretched between P1 and P99, "
-        "differs from the app's scaling by a few grey levels.",
+        N_("The notes' saliency recipe, reproduced"),
+        N_(
+            "The notes' loss gradient, summed over channels and stretched between P1 and P99, "
+            "differs from the app's scaling by a few grey levels."
+        ),
         "differ by up to 8 grey levels",
     ),
     LessonLink(
         "flow",
         (("flow.mask", "Stripes"), ("flow.hole_size", "40"), ("flow.max_window", "9")),
-        "A hole wider than the largest window stays a hole",
-        "Stripes 40 px wide and windows up to 9x9: the middle of each stripe has no valid "
-        "neighbour within reach, so those values stay NaN until max_window grows.",
+        N_("A hole wider than the largest window stays a hole"),
+        N_(
+            "Stripes 40 px wide and windows up to 9x9: the middle of each stripe has no valid "
+            "neighbour within reach, so those values stay NaN until max_window grows."
+        ),
         "38,400 hole values stayed NaN",
     ),
     LessonLink(
         "memory",
         (("memory.allocator_tab", "memory_stats"),),
-        "A 4-byte tensor reserves 2 MiB",
-        "torch.zeros(1) asks for 4 bytes; the caching allocator rounds the block up to 512 B and "
-        "reserves a whole 2 MiB segment from the GPU for it.",
+        N_("A 4-byte tensor reserves 2 MiB"),
+        N_(
+            "torch.zeros(1) asks for 4 bytes; the caching allocator rounds the block up to 512 B "
+            "and reserves a whole 2 MiB segment from the GPU for it."
+        ),
         "512 B allocated, 2 MiB reserved",
     ),
     LessonLink(
@@ -172,9 +204,11 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
             ("memory.scenario", "Fragmentation OOM and retry"),
             ("memory.allocator_tab", "Fragmentation"),
         ),
-        "Out of memory with memory free",
-        "The free cached memory is split into pieces smaller than the request, so the allocation "
-        "fails until the cache is released and the call retried.",
+        N_("Out of memory with memory free"),
+        N_(
+            "The free cached memory is split into pieces smaller than the request, so the "
+            "allocation fails until the cache is released and the call retried."
+        ),
         "(fragmentation 50%)",
     ),
     LessonLink(
@@ -183,25 +217,45 @@ LESSON_LINKS: tuple[LessonLink, ...] = (
             ("memory.scenario", "empty_cache and a pinned segment"),
             ("memory.allocator_tab", "Fragmentation"),
         ),
-        "empty_cache releases only whole free segments",
-        "One live 4-byte tensor pins its 2 MiB segment: empty_cache() gives back 20 MiB and keeps "
-        "the 2 MiB.",
+        N_("empty_cache releases only whole free segments"),
+        N_(
+            "One live 4-byte tensor pins its 2 MiB segment: empty_cache() gives back 20 MiB and "
+            "keeps the 2 MiB."
+        ),
         "2.00 MiB",
     ),
 )
 
 
-def lessons_markdown(base: str, page_titles: Mapping[str, str]) -> str:
+def _keep(text: str) -> str:
+    return text
+
+
+def lessons_markdown(
+    base: str, page_titles: Mapping[str, str], translate: Callable[[str], str] = _keep
+) -> str:
     """Every lesson as a markdown list item, ``- **[title](base + path)** (page): sentence``.
 
     ``base`` prefixes each link: ``""`` gives relative links (``warp?...``, the Home page: they
     keep working when the app is served under a path prefix), ``"http://localhost:8501/"`` the
-    README's. ``page_titles`` maps a slug to its page's title. Titles and sentences are this
-    module's own text, never a visitor's.
+    README's. ``page_titles`` maps a slug to its page's title (as it should be shown).
+    ``translate`` (default: none, English) translates each title and sentence and the item's
+    layout; the links' targets stay as they are. Titles and sentences are this module's own
+    text, never a visitor's.
     """
+    item = translate(N_("- **[{title}]({link})** ({page}): {sentence}"))
     return "\n".join(
-        f"- **[{lesson.title}]({base}{lesson.slug}?{lesson.query})** "
-        f"({page_titles.get(lesson.slug, lesson.slug)}): {lesson.sentence}"
+        item.format(
+            title=translate(lesson.title),
+            link=f"{base}{lesson.slug}?{lesson.query}",
+            page=page_titles.get(lesson.slug, lesson.slug),
+            sentence=_sentence(lesson.sentence, translate),
+        )
         for lesson in LESSON_LINKS
     )
 
+
+def _sentence(sentence: str, translate: Callable[[str], str]) -> str:
+    if isinstance(sentence, T) and sentence.args:
+        return translate(sentence.template).format(**sentence.args)
+    return translate(sentence)

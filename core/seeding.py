@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from core.text import N_, T
 
 MAX_SEED = 2**32 - 1
 
@@ -53,12 +55,17 @@ def seed_everything(seed: int, *, cudnn_deterministic: bool | None = None) -> in
     0
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise ValueError(T("seed must be an integer, got {seed!r}", seed=seed))
     if not 0 <= int(seed) <= MAX_SEED:
-        raise ValueError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+        raise ValueError(
+            T("seed must be between 0 and {max_seed}, got {seed}", max_seed=MAX_SEED, seed=seed)
+        )
     if cudnn_deterministic is not None and not isinstance(cudnn_deterministic, bool):
         raise ValueError(
-            f"cudnn_deterministic must be None, True or False, got {cudnn_deterministic!r}"
+            T(
+                "cudnn_deterministic must be None, True or False, got {value!r}",
+                value=cudnn_deterministic,
+            )
         )
     seed = int(seed)
     random.seed(seed)
@@ -76,9 +83,11 @@ def seeding_snippet(seed: int, *, cudnn_deterministic: bool = False) -> str:
     It ends by printing one draw from each generator, so a reader can check that two runs agree.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise ValueError(T("seed must be an integer, got {seed!r}", seed=seed))
     if not 0 <= int(seed) <= MAX_SEED:
-        raise ValueError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+        raise ValueError(
+            T("seed must be between 0 and {max_seed}, got {seed}", max_seed=MAX_SEED, seed=seed)
+        )
     cudnn = (
         "torch.backends.cudnn.deterministic = True  # notes 004:23: deterministic convolutions\n"
         "torch.backends.cudnn.benchmark = False  # notes 004:26: no per-shape algorithm search\n"
@@ -192,12 +201,21 @@ def _section(doc: str, start: str, end: str) -> str:
     begin = _phrase(start).search(doc)
     if begin is None:
         raise ValueError(
-            "torch.use_deterministic_algorithms.__doc__ no longer contains the words "
-            f"{start!r}; the app cannot read its list of operations"
+            T(
+                "torch.use_deterministic_algorithms.__doc__ no longer contains the words "
+                "{start!r}; the app cannot read its list of operations",
+                start=start,
+            )
         )
     stop = _phrase(end).search(doc, begin.end())
     if stop is None:
-        raise ValueError(f"torch.use_deterministic_algorithms.__doc__: no {end!r} after {start!r}")
+        raise ValueError(
+            T(
+                "torch.use_deterministic_algorithms.__doc__: no {end!r} after {start!r}",
+                end=end,
+                start=start,
+            )
+        )
     return doc[begin.end() : stop.start()]
 
 
@@ -235,14 +253,18 @@ def parse_deterministic_doc(doc: str, torch_version: str = "") -> DeterministicO
             is empty.
     """
     if not isinstance(doc, str):
-        raise ValueError(f"doc must be the docstring text, got {type(doc).__name__}")
+        raise ValueError(T("doc must be the docstring text, got {kind}", kind=type(doc).__name__))
     made = _items(_section(doc, MADE_DETERMINISTIC_HEADER, RAISES_HEADER))
     raises = _items(_section(doc, RAISES_HEADER, LISTS_END))
     if not made or not raises:
         raise ValueError(
-            "torch.use_deterministic_algorithms.__doc__: found "
-            f"{len(made)} operations made deterministic and {len(raises)} that raise; "
-            "expected both lists to be non-empty"
+            T(
+                "torch.use_deterministic_algorithms.__doc__: found "
+                "{made} operations made deterministic and {raises} that raise; "
+                "expected both lists to be non-empty",
+                made=len(made),
+                raises=len(raises),
+            )
         )
     return DeterministicOps(made, raises, torch_version)
 
@@ -253,28 +275,75 @@ def deterministic_ops() -> DeterministicOps:
     return parse_deterministic_doc(doc, torch.__version__)
 
 
-def _op_md(op: DeterministicOp) -> str:
-    return f"`{op.name}` {op.condition}".strip()
+def _keep(text: str) -> str:
+    return text
 
 
-def deterministic_flag_markdown(ops: DeterministicOps) -> str:
+#: The conditions the docstring's bullets name (torch 2.x), marked for the catalog so a page can
+#: show them translated; a condition a newer torch adds stays English until it is added here.
+KNOWN_CONDITIONS: tuple[str, ...] = (
+    N_("when accumulate=False"),
+    N_("when accumulate=True and called on a CUDA tensor"),
+    N_("when attempting to differentiate a CPU tensor and the index is a list of tensors"),
+    N_("when attempting to differentiate a CUDA tensor"),
+    N_(
+        "when attempting to differentiate a CUDA tensor and one of the following modes is used: "
+        "linear, bilinear, bicubic, trilinear"
+    ),
+    N_("when attempting to differentiate a CUDA tensor when mode='max'"),
+    N_("when called on CUDA tensor"),
+    N_("when called on a CPU or CUDA tensor"),
+    N_("when called on a CUDA tensor"),
+    N_("when called on a CUDA tensor and weights tensor is given"),
+    N_("when called on a CUDA tensor that requires grad"),
+    N_("when called on a CUDA tensor when dtype is floating point or complex"),
+    N_("when called on sparse-dense CUDA tensors"),
+    N_("when called with a quantized tensor"),
+    N_("when reduce='prod' and called on CUDA tensor"),
+    N_("when reduce='sum' or reduce='mean' and called on CUDA tensor"),
+    N_("when src type is Tensor and called on CUDA tensor"),
+    N_("with accumulate=False"),
+    N_("with accumulate=True when called on a CPU tensor"),
+    N_("with indices output when called on a CUDA tensor"),
+)
+
+
+def _op_md(op: DeterministicOp, translate: Callable[[str], str] = _keep) -> str:
+    condition = translate(op.condition) if op.condition else ""
+    return f"`{op.name}` {condition}".strip()
+
+
+def deterministic_flag_markdown(
+    ops: DeterministicOps, translate: Callable[[str], str] = _keep
+) -> str:
     """The Home page's bullet on ``torch.use_deterministic_algorithms(True)``, from ``ops``.
 
     Examples (from :data:`EXAMPLE_OPS`) are placed in the list the docstring puts them in, so
-    the wording follows the installed torch. Markdown; no user text goes in.
+    the wording follows the installed torch. Markdown; no user text goes in. ``translate``
+    (default: none, English) translates the sentence and the conditions (a page passes ``_``).
     """
     made, raises = ops.examples()
-    made_text = "; ".join(_op_md(op) for op in made) or "none of the operations this app uses"
-    raise_text = "; ".join(_op_md(op) for op in raises) or "none of the operations this app uses"
-    return (
-        "**`torch.use_deterministic_algorithms(True)`** goes further than cuDNN's flag. "
-        f"According to its docstring in torch {ops.torch_version}, "
-        f"{len(ops.made_deterministic)} normally-nondeterministic operations then "
-        f"**switch to a deterministic algorithm**, among them: {made_text}. "
-        f"{len(ops.raise_error)} have no deterministic implementation and "
-        f"**raise a RuntimeError** instead, among them: {raise_text}. "
-        "Cost: slower kernels, and errors to work around (`warn_only=True` turns them into "
-        "warnings)."
+    none = translate(N_("none of the operations this app uses"))
+    separator = translate(N_("; "))
+    made_text = separator.join(_op_md(op, translate) for op in made) or none
+    raise_text = separator.join(_op_md(op, translate) for op in raises) or none
+    return translate(
+        N_(
+            "**`torch.use_deterministic_algorithms(True)`** goes further than cuDNN's flag. "
+            "According to its docstring in torch {version}, "
+            "{made_count} normally-nondeterministic operations then "
+            "**switch to a deterministic algorithm**, among them: {made_text}. "
+            "{raise_count} have no deterministic implementation and "
+            "**raise a RuntimeError** instead, among them: {raise_text}. "
+            "Cost: slower kernels, and errors to work around (`warn_only=True` turns them into "
+            "warnings)."
+        )
+    ).format(
+        version=ops.torch_version,
+        made_count=len(ops.made_deterministic),
+        made_text=made_text,
+        raise_count=len(ops.raise_error),
+        raise_text=raise_text,
     )
 
 

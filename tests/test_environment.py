@@ -386,30 +386,32 @@ class TestCallouts:
             "numpy repeats after init_seeds(1): False",
             "torch repeats after init_seeds(1): True",
         ]
-        assert callout.today.startswith("Only torch's draws repeat; random and numpy do not")
-        assert "only when seed == 0" in callout.today
+        assert callout.today_text.startswith("Only torch's draws repeat; random and numpy do not")
+        assert "only when seed == 0" in callout.today_text
 
     def test_manual_seed(self, callouts):
         callout = callouts["manual_seed_cpu_only"]
         assert callout.run.output.splitlines()[0].endswith("with: [123]")
         assert "on all devices" in callout.run.output
-        assert callout.today.startswith("torch.manual_seed seeds every device, not only the CPU")
+        assert callout.today_text.startswith(
+            "torch.manual_seed seeds every device, not only the CPU"
+        )
 
     def test_cudnn_is_not_enough(self, callouts):
         callout = callouts["cudnn_deterministic_not_enough"]
         assert "use_deterministic_algorithms: False" in callout.run.output
         count = len(seeding.deterministic_ops().made_deterministic)
-        assert callout.today.startswith(
+        assert callout.today_text.startswith(
             "cudnn.deterministic=True leaves torch.are_deterministic_algorithms_enabled() False"
         )
-        assert f"Of the {count} operations" in callout.today
+        assert f"Of the {count} operations" in callout.today_text
         if not torch.cuda.is_available():
-            assert callout.today.endswith("There is no GPU here, so the CUDA run is skipped.")
+            assert callout.today_text.endswith("There is no GPU here, so the CUDA run is skipped.")
 
     def test_device_order(self, callouts):
         callout = callouts["cuda_visible_devices_order"]
         assert "torch.device('cuda').index: None" in callout.run.output
-        assert callout.today.startswith("PyTorch does not move on to GPU 1")
+        assert callout.today_text.startswith("PyTorch does not move on to GPU 1")
 
     def test_collect_env(self, callouts):
         callout = callouts["collect_env_path"]
@@ -417,7 +419,8 @@ class TestCallouts:
             "importable as: torch.utils.collect_env",
             "has main(): True",
         ]
-        assert "`python -m torch.utils.collect_env` runs it from any directory" in callout.today
+        today = callout.today_text
+        assert "`python -m torch.utils.collect_env` runs it from any directory" in today
 
     @pytest.mark.parametrize(
         ("builder", "code_name", "confident"),

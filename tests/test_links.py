@@ -17,7 +17,7 @@ VALUE_WIDGETS = {
 #: Keyed value controls that are deliberately not in the URL, with the reason.
 NOT_BOUND: dict[str, str] = {
     "memory.free_select": "names this session's own live tensors: meaningless in another browser",
-    "LANG_KEY": "ui.i18n keeps ?lang=zh itself: a bound choice would put its label (中文) in the URL",
+    "LANG_KEY": "ui.i18n keeps ?lang=zh itself: bound, the URL would hold the label (中文)",
     "indexing.index_preset": "a view of the typed x[...] expression, which the link carries: "
     "binding both could open an example's name beside another expression",
 }

@@ -168,8 +168,6 @@ class TestImageInput:
 # ------------------------------------------------------------------------------------------
 
 
-
-
 def deterministic_bullet(at) -> str:
     (bullet,) = [
         m.value for m in at.markdown if "use_deterministic_algorithms(True)`** goes" in m.value
@@ -352,3 +350,40 @@ class TestReadsAtAGlance:
         """A code block that scrolls sideways is a scroll region a keyboard cannot reach."""
         at = open_page("home")
         assert at.code and all(code.proto.wrap_lines for code in at.code)
+
+
+# ------------------------------------------------------------------------------------------
+# 中文 / English: Home in Chinese
+# ------------------------------------------------------------------------------------------
+
+
+class TestHomeInChinese:
+    def test_every_text_is_chinese_and_the_links_are_unchanged(self):
+        from core.lesson_links import LESSON_LINKS
+        from tests.app.conftest import open_cold
+        from tests.app.i18n_checks import untranslated, visible_texts
+
+        at = open_cold("home", {"lang": "zh"})
+        assert not at.exception, at.exception
+        open_expanders(at, "home.ops_box", "home.recipes_box", "home.gpus_box")
+        assert untranslated(visible_texts(at)) == []
+        assert at.title[0].value == "Torch Playground"
+        (lessons,) = [m.value for m in at.markdown if m.value.startswith("- **[")]
+        assert "（笔记 002:926）" in lessons
+        for lesson in LESSON_LINKS:  # a link's target is the same in both languages
+            assert f"]({lesson.slug}?{lesson.query})**" in lessons
+        (table,) = [t.value for t in at.table if "原因 / 说明" in t.value.columns]
+        assert list(table.columns) == ["组", "项目", "值", "原因 / 说明"]
+        assert "torch.__version__" in list(table["项目"])
+
+    def test_image_notices_and_errors_are_translated(self):
+        from tests.app.conftest import open_cold
+
+        at = open_cold("home", {"lang": "zh"})
+        at.selectbox(key="home.image.sample").select("camera.png").run()
+        assert any("灰度图" in text for text in texts(at.info))
+        at.radio(key=SOURCE).set_value(UPLOAD).run()
+        at.file_uploader(key=UPLOAD_KEY).set_value(("e.png", b"", "image/png")).run()
+        assert not at.exception, at.exception
+        (message,) = [e.value for e in at.error]
+        assert message.startswith("无法使用这个上传的文件：") and "0 字节" in message

@@ -96,11 +96,3 @@ def test_a_page_at_its_defaults_has_a_clean_url(slug):
     assert not at.exception, at.exception
     assert dict(at.query_params) == {}
 
-
-def test_a_page_switch_carries_no_values_into_the_next_page():
-    at = open_cold("warp", {"warp.angle": "45", "sidebar.seed": "3"})
-    assert at.query_params.get("warp.angle") == "45"
-    at.switch_page("app_pages/batchnorm.py").run()
-    assert not at.exception, at.exception
-    assert "warp.angle" not in at.query_params
-    assert at.number_input(key="sidebar.seed").value == 3  # the sidebar's own value stays

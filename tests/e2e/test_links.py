@@ -239,3 +239,17 @@ def test_home_lists_every_lesson_as_a_link(server, browser):
             assert link.get_attribute("href") == f"{lesson.slug}?{lesson.query}"
     finally:
         context.close()
+
+
+def test_a_page_switch_carries_no_values_into_the_next_page(server, browser):
+    """Parameter names are per page, and the query string goes with its page: after the
+    navigation to another page the URL holds none of the first page's values."""
+    context, page = _open(browser, page_url(server.url, "warp") + "?warp.angle=45&sidebar.seed=3")
+    try:
+        assert "warp.angle=45" in page.url
+        page.locator("[data-testid='stSidebarNav'] a", has_text="BatchNorm").first.click()
+        wait_for_script(page)
+        assert "/batchnorm" in page.url and "warp.angle" not in page.url, page.url
+        assert page.locator(f"{_key('sidebar.seed')} input").first.input_value() == "3"
+    finally:
+        context.close()
