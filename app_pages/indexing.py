@@ -10,9 +10,11 @@ import streamlit as st
 
 from core import indexing as ix
 from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figure
-from core.notes import LiveRun, cite
+from core.notes import LiveRun
+from core.text import N_
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
+from ui.i18n import _, cite, tr, translator
 from ui.indexing_notes_demos import render_notes_demos
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
@@ -29,9 +31,19 @@ PRESET_KEYS = [p.key for p in ix.PRESETS]
 SIZE_LIMITS = ", ".join(
     f"{n}-D up to {'x'.join(map(str, shape))}" for n, shape in sorted(ix.PAGE_LIMITS.items())
 )
+
+
+def _size_limits() -> str:
+    """SIZE_LIMITS in this session's language."""
+    return _(", ").join(
+        _("{n}-D up to {shape}").format(n=n, shape="x".join(map(str, shape)))
+        for n, shape in sorted(ix.PAGE_LIMITS.items())
+    )
+
+
 DEFAULT_PRESET = "gather"
 #: The x[...] "Example" box says this when the typed expression is none of the examples.
-CUSTOM_EXAMPLE = "your own expression (typed)"
+CUSTOM_EXAMPLE = N_("your own expression (typed)")
 #: Longest tensor text a field takes (a 6x10 of 8-digit floats fits) and a link may carry.
 MAX_TENSOR_CHARS = 1000
 #: Longest x[...] expression (core.indexing.parse_index_expression refuses longer ones).
@@ -69,7 +81,7 @@ def _case_figure(case: Case, name: str, pos: ix.Pos) -> go.Figure:
     process: at 20-80 ms each, rebuilding it for every student of a class held the GIL."""
     trace = _case_run(case)[0]
     assert trace is not None, "only a case that ran has pictures"
-    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()))
+    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()), gettext=translator())
 
 
 @shared_figure(max_entries=128)  # x and out times the out cells clicked, for typed inputs
@@ -78,11 +90,13 @@ def _index_figure(x_text: str, expr: str, name: str, pos: ix.Pos) -> go.Figure:
     the typed texts; the trace is deterministic, so it matches the page's own run)."""
     trace = ix.run_index_case(x_text, expr)[0]
     assert trace is not None, "only an expression that ran has pictures"
-    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()))
+    return trace_figure(trace, name, _highlight(trace, pos).get(name, ()), gettext=translator())
 
 
-def _preset_label(key: str) -> str:
-    return ix.PRESETS_BY_KEY[key].menu_label
+def _preset_labeller() -> Callable[[str], str]:
+    """The preset menu's format_func: each label is one catalog message (links translate it)."""
+    t = translator()
+    return lambda key: t(ix.PRESETS_BY_KEY[key].menu_label)
 
 
 def preset_citation(p: ix.Preset) -> None:
@@ -91,16 +105,20 @@ def preset_citation(p: ix.Preset) -> None:
         notes_citation(p.ref, verbatim=False)
     elif p.notes_error:
         st.caption(
-            f"From the {cite(p.ref)}, verbatim: the same call. The notes print an error message "
-            "that torch no longer uses; both are shown below."
+            _(
+                "From the {ref}, verbatim: the same call. The notes print an error message "
+                "that torch no longer uses; both are shown below."
+            ).format(ref=cite(p.ref))
         )
     elif not p.printed:
         st.caption(
-            f"From the {cite(p.ref)}, verbatim: same inputs, dim and dtype. The notes print no "
-            "output for it, so the page checks the result against what their code gives."
+            _(
+                "From the {ref}, verbatim: same inputs, dim and dtype. The notes print no "
+                "output for it, so the page checks the result against what their code gives."
+            ).format(ref=cite(p.ref))
         )
     else:
-        notes_citation(p.ref, detail="same inputs, dim, dtype and printed output")
+        notes_citation(p.ref, detail=N_("same inputs, dim, dtype and printed output"))
 
 
 def comparison_message(p: ix.Preset, trace: ix.Trace) -> None:
@@ -112,51 +130,66 @@ def comparison_message(p: ix.Preset, trace: ix.Trace) -> None:
         return
     shown = ix.tensor_literal(trace.result)
     precision = (
-        f"to the printed {p.decimals} decimals (atol {cmp.atol:g})"
+        _("to the printed {decimals} decimals (atol {atol:g})").format(
+            decimals=p.decimals, atol=cmp.atol
+        )
         if p.decimals is not None
-        else "exactly"
+        else _("exactly")
     )
     dtype = str(trace.result.dtype).replace("torch.", "")
     if cmp.matches and p.printed:
         st.success(
-            f"Matches the documented output ({cite(p.ref)}), compared {precision}, dtype "
-            f"{dtype}: {shown}",
+            _(
+                "Matches the documented output ({ref}), compared {precision}, dtype {dtype}: "
+                "{shown}"
+            ).format(ref=cite(p.ref), precision=precision, dtype=dtype, shown=shown),
             icon=":material/check:",
         )
     elif cmp.matches:
         st.success(
-            f"Matches what the notes' code gives ({cite(p.ref)} prints no output), compared "
-            f"{precision}, dtype {dtype}: {shown}",
+            _(
+                "Matches what the notes' code gives ({ref} prints no output), compared "
+                "{precision}, dtype {dtype}: {shown}"
+            ).format(ref=cite(p.ref), precision=precision, dtype=dtype, shown=shown),
             icon=":material/check:",
         )
     elif cmp.only_at_collisions:
         cells = ", ".join(f"out{ix.format_pos(q)}" for q in cmp.mismatches)
         st.warning(
-            f"Differs from the notes' output only at collided cell(s) {cells}: which duplicate "
-            f"write wins is unspecified, so this run may keep another one. Result: {shown}",
+            _(
+                "Differs from the notes' output only at collided cell(s) {cells}: which duplicate "
+                "write wins is unspecified, so this run may keep another one. Result: {shown}"
+            ).format(cells=cells, shown=shown),
             icon=":material/warning:",
         )
     else:
         expected = (
-            f"dtype {dtype} instead of {str(p.expected_dtype).replace('torch.', '')}"
+            _("dtype {dtype} instead of {expected}").format(
+                dtype=dtype, expected=str(p.expected_dtype).replace("torch.", "")
+            )
             if not cmp.dtype_ok
             else ", ".join(f"out{ix.format_pos(q)}" for q in cmp.mismatches)
         )
         st.warning(
-            f"Differs from the notes' output ({cite(p.ref)}): {expected}. Result: {shown}",
+            _("Differs from the notes' output ({ref}): {expected}. Result: {shown}").format(
+                ref=cite(p.ref), expected=expected, shown=shown
+            ),
             icon=":material/warning:",
         )
 
 
 def notes_code_box(p: ix.Preset) -> None:
     """The notes' own code for the preset, runnable as-is, with what it prints today."""
-    with st.expander(f"The notes' code ({cite(p.ref)}), runnable as-is", icon=":material/book:"):
+    label = _("The notes' code ({ref}), runnable as-is").format(ref=cite(p.ref))
+    with st.expander(label, icon=":material/book:"):
         st.code(p.notes_code, language="python")
         if p.notes_code_changes:
-            st.caption(f"Changed so that it runs: {p.notes_code_changes}")
+            st.caption(
+                _("Changed so that it runs: {changes}").format(changes=tr(p.notes_code_changes))
+            )
         run = _notes_code_run(p.key)
-        st.caption(f"What it prints with torch {run.torch_version}:")
-        st.code(run.transcript or "(prints nothing)", language="text")
+        st.caption(_("What it prints with torch {version}:").format(version=run.torch_version))
+        st.code(run.transcript or _("(prints nothing)"), language="text")
 
 
 def _touch_device() -> bool:
@@ -273,11 +306,11 @@ def tensor_editor(
     key = f"{K}.{name}"
     reject_unusable_link_value(key, LINK_CHECKS[name])
     text = st.text_input(
-        label,
+        _(label),
         value=default,
         key=key,
         max_chars=MAX_TENSOR_CHARS,
-        help=help_text,
+        help=_(help_text),
         on_change=_bump,
         args=(name,),
         disabled=disabled,
@@ -322,10 +355,10 @@ def _selected_position(trace: ix.Trace, chart_key: str, cell_key: str) -> ix.Pos
     if st.session_state.get(cell_key) not in labels:
         st.session_state[cell_key] = next(iter(labels))
     choice = st.selectbox(
-        "Explain cell",
+        _("Explain cell"),
         list(labels),
         key=cell_key,
-        help="Or click a cell of the out picture: its sources get a black frame.",
+        help=_("Or click a cell of the out picture: its sources get a black frame."),
         **BOUND,
     )
     return labels[choice]
@@ -348,8 +381,8 @@ def figure_grid(
     for row in rows:
         used = sum(units for _, units in row)
         pad = ROW_UNITS - used if len(rows) > 1 and used < ROW_UNITS else 0
-        weights = [units for _, units in row] + ([pad] if pad else [])
-        for col, (name, _) in zip(st.columns(weights, gap="small"), row, strict=False):
+        weights = [units for _name, units in row] + ([pad] if pad else [])
+        for col, (name, _units) in zip(st.columns(weights, gap="small"), row, strict=False):
             with col:
                 if name == "out" and touch:
                     touch_key = f"{out_key}.touch"
@@ -370,23 +403,31 @@ def figure_grid(
 def _alt_texts(trace: ix.Trace, names: list[str], pos: ix.Pos) -> dict[str, str]:
     """What each picture shows, for a reader who cannot see it (axe image-alt)."""
     alts = {
-        name: f"{name} tensor, shape {tuple(trace.operands[name].shape)}, each cell's value "
-        "printed and coloured like the cell it feeds"
+        name: _(
+            "{name} tensor, shape {shape}, each cell's value printed and coloured like the cell "
+            "it feeds"
+        ).format(name=name, shape=tuple(trace.operands[name].shape))
         for name in names
     }
-    alts["out"] = (
-        f"out tensor, shape {tuple(trace.result.shape)}: each cell coloured like the input cell "
-        f"its value came from; out{ix.format_pos(pos)} and its sources framed in black"
-    )
+    alts["out"] = _(
+        "out tensor, shape {shape}: each cell coloured like the input cell its value came "
+        "from; out{pos} and its sources framed in black"
+    ).format(shape=tuple(trace.result.shape), pos=ix.format_pos(pos))
     return alts
 
 
 def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
-    st.error(f"{plain(str(err))}\n\n{hint}", icon=":material/error:")
+    if err.torch_error is not None and err.hint is not None:  # torch's words stay as they are
+        message = _("torch refused: {text}. {hint}").format(text=err.torch_error, hint=tr(err.hint))
+    else:
+        message = tr(err)
+    st.error(f"{plain(message)}\n\n{_(hint)}", icon=":material/error:")
     if err.torch_error:
         st.info(
-            "The text after *torch refused:* is **torch's own error message**, exactly what "
-            f"your program would see:\n\n`{err.torch_error}`",
+            _(
+                "The text after *torch refused:* is **torch's own error message**, exactly what "
+                "your program would see:\n\n`{error}`"
+            ).format(error=err.torch_error),
             icon=":material/school:",
         )
         if snippet:
@@ -395,17 +436,19 @@ def show_error(err: ix.IndexingError, snippet: str, hint: str) -> None:
 
 def explanation_box(expl: ix.Explanation, key: str) -> None:
     with st.container(key=key):
-        st.markdown("**The formula for this cell, with the real numbers**")
+        st.markdown(_("**The formula for this cell, with the real numbers**"))
         st.code(expl.formula, language="text", wrap_lines=True)
-        st.caption(expl.note)
+        st.caption(tr(expl.note))
 
 
 # ---------------------------------------------------------------------------------- page
 layout = lesson_layout(
-    "Indexing explainer",
-    "each cell of **out** takes the colour of the input cell its value came from. Click an out "
-    "cell (or pick it in *Explain cell*): its sources get a black frame and its formula "
-    "appears with the real numbers.",
+    N_("Indexing explainer"),
+    N_(
+        "each cell of **out** takes the colour of the input cell its value came from. Click an "
+        "out cell (or pick it in *Explain cell*): its sources get a black frame and its formula "
+        "appears with the real numbers."
+    ),
 )
 settings = current_settings()
 
@@ -415,25 +458,25 @@ settings = current_settings()
 # alone opens that preset); picking a preset writes its values into the controls.
 with layout.controls:
     preset_key = st.selectbox(
-        "Preset",
+        _("Preset"),
         PRESET_KEYS,
         index=PRESET_KEYS.index(DEFAULT_PRESET),
         key=f"{K}.preset",
-        format_func=_preset_label,
+        format_func=_preset_labeller(),
         on_change=_load_preset,
-        help="The notes' examples, verbatim, and labelled variations of them.",
+        help=_("The notes' examples, verbatim, and labelled variations of them."),
         **BOUND,
     )
     preset = ix.PRESETS_BY_KEY[preset_key]
     preset_reduce = preset.reduce or "none"
     c1, c2 = st.columns(2, gap="small")
-    op = c1.selectbox("Operation", OPS, index=OPS.index(preset.op), key=f"{K}.op", **BOUND)
+    op = c1.selectbox(_("Operation"), OPS, index=OPS.index(preset.op), key=f"{K}.op", **BOUND)
     dim = c2.selectbox(
         "dim",
         DIMS,
         index=DIMS.index(preset.dim),
         key=f"{K}.dim",
-        help="Out-of-range dims are refused.",
+        help=_("Out-of-range dims are refused."),
         **BOUND,
     )
     if op == "scatter":
@@ -444,8 +487,10 @@ with layout.controls:
             REDUCES,
             index=REDUCES.index(preset_reduce),
             key=f"{K}.reduce",
-            help="none = plain scatter_; scatter_add = scatter_add_; add/multiply = the "
-            "deprecated scatter_(..., reduce=); the rest = scatter_reduce_.",
+            help=_(
+                "none = plain scatter_; scatter_add = scatter_add_; add/multiply = the "
+                "deprecated scatter_(..., reduce=); the rest = scatter_reduce_."
+            ),
             **BOUND,
         )
         with r2:
@@ -455,8 +500,10 @@ with layout.controls:
                 value=preset.include_self,
                 key=f"{K}.include_self",
                 disabled=reduce_choice in ("none", "scatter_add", "add", "multiply"),
-                help="scatter_reduce_ modes only (sum, prod, mean, amax, amin): also combine "
-                "the value already in dest.",
+                help=_(
+                    "scatter_reduce_ modes only (sum, prod, mean, amax, amin): also combine "
+                    "the value already in dest."
+                ),
                 **BOUND,
             )
     else:  # hidden: the value kept from scatter (or the preset's) goes on
@@ -464,20 +511,22 @@ with layout.controls:
         include_self = bool(st.session_state.get(f"{K}.include_self", preset.include_self))
     reduce: str | None = None if reduce_choice == "none" else reduce_choice
     st.button(
-        "Reload preset",
+        _("Reload preset"),
         key=f"{K}.reload",
         on_click=_load_preset,
-        help="Restore the preset's tensors, dim and reduce after editing them.",
+        help=_("Restore the preset's tensors, dim and reduce after editing them."),
         icon=":material/restart_alt:",
         width="stretch",
     )
     st.button(
-        "Random example",
+        _("Random example"),
         key=f"{K}.random",
         on_click=_load_random,
         args=(settings.seed,),
-        help=f"Its number of dims is set under the tensors; drawn from the global seed "
-        f"({settings.seed}) in the sidebar.",
+        help=_(
+            "Its number of dims is set under the tensors; drawn from the global seed "
+            "({seed}) in the sidebar."
+        ).format(seed=settings.seed),
         icon=":material/casino:",
         width="stretch",
     )
@@ -485,11 +534,16 @@ with layout.controls:
 
 # ---- details: the tensors and the code, x[...], the pitfalls
 with layout.details:
-    st.header("Tensors, code and pitfalls", anchor=False)
+    st.header(_("Tensors, code and pitfalls"), anchor=False)
     # on_change="rerun": only the open tab's content runs and is sent (lazy tabs), so a change
     # to the lesson's controls does not redraw two tabs of pitfalls nobody is looking at.
     tab_gs, tab_ix, tab_pit, tab_notes = st.tabs(
-        ["gather & scatter_", "x[...] indexing", "8 pitfalls", "More pitfalls from the notes"],
+        [
+            _("gather & scatter_"),
+            _("x[...] indexing"),
+            _("8 pitfalls"),
+            _("More pitfalls from the notes"),
+        ],
         key=f"{K}.details_tab",
         on_change="rerun",
         bind="query-params",
@@ -505,27 +559,27 @@ with tab_gs:
         first_text = tensor_editor(
             "first",
             "input" if op == "gather" else "dest",
-            f"A nested list, {SIZE_LIMITS} (3-D shown as slices).",
+            _("A nested list, {limits} (3-D shown as slices).").format(limits=_size_limits()),
             preset.first,
         )
     with e2:
         index_text = tensor_editor(
-            "index", "index", "Whole numbers, same number of dims as the tensor.", preset.index
+            "index", "index", N_("Whole numbers, same number of dims as the tensor."), preset.index
         )
     with e3:
         src_text = tensor_editor(
             "src",
-            "src (scatter only)",
-            "A nested list shaped at least like index, or one number such as 6 or 1.23.",
+            N_("src (scatter only)"),
+            N_("A nested list shaped at least like index, or one number such as 6 or 1.23."),
             preset.src,
             disabled=op != "scatter",
         )
     st.selectbox(
-        "Dims of a random example",
+        _("Dims of a random example"),
         [1, 2, 3],
         index=1,
         key=f"{K}.random_ndim",
-        help="Used by the Random button beside the picture.",
+        help=_("Used by the Random button beside the picture."),
         **BOUND,
     )
     case_box = st.container()
@@ -541,8 +595,10 @@ with layout.figure:
         show_error(
             err,
             snippet,
-            "Fix the value named above (the tensors are under the picture), pick another dim, "
-            "or reload a preset: the rest of the page keeps working.",
+            N_(
+                "Fix the value named above (the tensors are under the picture), pick another "
+                "dim, or reload a preset: the rest of the page keeps working."
+            ),
         )
     if trace is not None:
         with cell_box:
@@ -555,27 +611,33 @@ with layout.figure:
         touch = _touch_device()
         figure_grid(figs, shapes, _alt_texts(trace, names, pos), f"{K}.out_chart", touch=touch)
         if touch:
-            st.caption("On a touch screen, pick the cell to explain in **Explain cell**.")
+            st.caption(_("On a touch screen, pick the cell to explain in **Explain cell**."))
         explanation_box(expl, f"{K}-formula")
         if trace.scalar_src:
-            st.caption(f"src is the scalar {ix.format_value(trace.operands['src'])}.")
+            st.caption(
+                _("src is the scalar {value}.").format(value=ix.format_value(trace.operands["src"]))
+            )
         if trace.collisions:
             listed = "; ".join(
                 f"out{ix.format_pos(d)} <- "
                 + ", ".join(
-                    "scalar" if trace.scalar_src else f"src{ix.format_pos(s)}" for s in srcs
+                    _("scalar") if trace.scalar_src else f"src{ix.format_pos(s)}" for s in srcs
                 )
                 for d, srcs in trace.collisions.items()
             )
             if trace.reduce is None:
                 st.warning(
-                    f"**Collisions** (dashed red frames): {listed}. " + ix.UNSPECIFIED_WINNER_NOTE,
+                    _("**Collisions** (dashed red frames): {listed}.").format(listed=listed)
+                    + " "
+                    + _(ix.UNSPECIFIED_WINNER_NOTE),
                     icon=":material/warning:",
                 )
             else:
                 st.info(
-                    f"**Collisions** (dashed red frames): {listed}. With reduce="
-                    f"{trace.reduce!r} all writes are combined, so nothing is lost.",
+                    _(
+                        "**Collisions** (dashed red frames): {listed}. With reduce={reduce!r} "
+                        "all writes are combined, so nothing is lost."
+                    ).format(listed=listed, reduce=trace.reduce),
                     icon=":material/merge:",
                 )
 
@@ -583,26 +645,37 @@ with layout.figure:
 def pitfalls_tab() -> None:
     """The eight pitfalls, one at a time, run on tensors drawn from the global seed."""
     p1, p2 = st.columns([3, 1])
+    t = translator()
     number = p1.selectbox(
-        "Pitfall",
+        _("Pitfall"),
         list(ix.PITFALL_TITLES),
         key=f"{K}.pitfall",
-        format_func=lambda n: f"{n}. {ix.PITFALL_TITLES[n]}",
+        format_func=lambda n: t(ix.PITFALL_LABELS[n]),
         **BOUND,
     )
-    n = p2.slider("n (size)", 2, 6, value=4, key=f"{K}.pitfall_n", **BOUND)
+    n = p2.slider(_("n (size)"), 2, 6, value=4, key=f"{K}.pitfall_n", **BOUND)
     demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
-    st.markdown(demo.lesson)
-    st.table(pd.DataFrame(list(demo.lines), columns=["expression", "what torch gave"]))
+    st.markdown(tr(demo.lesson))
+    st.table(
+        pd.DataFrame(
+            [(tr(label), tr(text)) for label, text in demo.lines],
+            columns=[_("expression"), _("what torch gave")],
+        )
+    )
+    verdict = _("Verdict (from these tensors): {verdict}").format(verdict=tr(demo.verdict))
     if demo.holds:
-        st.success(f"Verdict (from these tensors): {demo.verdict}", icon=":material/check:")
+        st.success(verdict, icon=":material/check:")
     else:
-        st.warning(f"Verdict (from these tensors): {demo.verdict}", icon=":material/help:")
-    st.caption(f"Tensors drawn from the global seed {settings.seed}; change it in the sidebar.")
+        st.warning(verdict, icon=":material/help:")
+    st.caption(
+        _("Tensors drawn from the global seed {seed}; change it in the sidebar.").format(
+            seed=settings.seed
+        )
+    )
     if demo.ref:
         notes_citation(demo.ref, verbatim=False)
     else:
-        st.caption("Not in the notes: the app adds this pitfall.")
+        st.caption(_("Not in the notes: the app adds this pitfall."))
     show_code(demo.snippet)
     for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
         notes_callout(callouts_of("core.indexing")[callout_key])
@@ -612,32 +685,35 @@ with preset_box:
     if preset_shown:
         preset_citation(preset)
         if preset.note:
-            st.caption(f"Preset note: {preset.note}")
+            st.caption(_("Preset note: {note}").format(note=tr(preset.note)))
         if trace is not None:
             comparison_message(preset, trace)
 
 with case_box:
     if trace is not None:
         st.caption(
-            f"Computed on {trace.result.device} (sidebar device); the snippet runs on the CPU."
+            _("Computed on {device} (sidebar device); the snippet runs on the CPU.").format(
+                device=trace.result.device
+            )
         )
         for w in trace.warnings:
-            st.caption(f"torch warned: {w}")
+            st.caption(_("torch warned: {warning}").format(warning=w))
         gm = ix.group_means_for(trace)
         if gm is not None:
-            with st.expander("Group means: scatter_add sums / torch.unique counts", expanded=True):
+            label = _("Group means: scatter_add sums / torch.unique counts")
+            with st.expander(label, expanded=True):
                 st.table(
                     pd.DataFrame(
                         {
-                            "group": list(range(len(gm.sums))),
-                            "sum (scatter_add_)": [ix.format_value(v) for v in gm.sums],
-                            "count (unique)": gm.counts.tolist(),
-                            "mean": [ix.format_value(v) for v in gm.means],
-                            "scatter_reduce mean": [ix.format_value(v) for v in gm.means_reduce],
+                            _("group"): list(range(len(gm.sums))),
+                            _("sum (scatter_add_)"): [ix.format_value(v) for v in gm.sums],
+                            _("count (unique)"): gm.counts.tolist(),
+                            _("mean"): [ix.format_value(v) for v in gm.means],
+                            _("scatter_reduce mean"): [ix.format_value(v) for v in gm.means_reduce],
                         }
                     )
                 )
-                st.caption(f"Both ways agree: {gm.agree}.")
+                st.caption(_("Both ways agree: {agree}.").format(agree=gm.agree))
                 snippet += ix.GROUP_MEANS_SNIPPET
         show_code(snippet)
     if preset_shown:
@@ -647,12 +723,19 @@ with case_box:
 
 with tab_ix:
     st.markdown(
-        "Type what goes between the brackets of `x[...]`: numbers, slices (`1:`, `::2`), "
-        "`None`, `...`, integer lists and True/False masks."
+        _(
+            "Type what goes between the brackets of `x[...]`: numbers, slices (`1:`, `::2`), "
+            "`None`, `...`, integer lists and True/False masks."
+        )
     )
     i1, i2 = st.columns([2, 3])
     with i1:
-        x_text = tensor_editor("x", "x", f"A nested list, {SIZE_LIMITS}.", ix.INDEX_DEFAULT_X)
+        x_text = tensor_editor(
+            "x",
+            "x",
+            _("A nested list, {limits}.").format(limits=_size_limits()),
+            ix.INDEX_DEFAULT_X,
+        )
     with i2:
         example_box = st.container()  # above the expression, drawn once its text is known
         reject_unusable_link_value(f"{K}.expr", LINK_CHECKS["expr"])
@@ -666,17 +749,24 @@ with tab_ix:
         with example_box:
             _example_follows_expression(expr)
             st.selectbox(  # a view of the expression: not in the URL (see the function above)
-                "Example",
+                _("Example"),
                 [*ix.INDEX_PRESETS, CUSTOM_EXAMPLE],
                 key="indexing.index_preset",  # spelled out: tests/test_links.py NOT_BOUND
+                format_func=translator(),
                 on_change=_load_index_preset,
-                help="Pick an example, or type your own expression below.",
+                help=_("Pick an example, or type your own expression below."),
             )
     itrace, ierr, isnippet = ix.run_index_case(x_text, expr)
     if ierr is not None:
-        show_error(ierr, isnippet, "Change the expression or x; the rest of the page still works.")
+        show_error(
+            ierr, isnippet, N_("Change the expression or x; the rest of the page still works.")
+        )
     if itrace is not None and itrace.result.numel() == 0:
-        st.warning(f"x[{itrace.index_text}] selects nothing: shape {tuple(itrace.result.shape)}.")
+        st.warning(
+            _("x[{index}] selects nothing: shape {shape}.").format(
+                index=itrace.index_text, shape=tuple(itrace.result.shape)
+            )
+        )
     elif itrace is not None:
         ipos = _selected_position(itrace, f"{K}.index_out_chart", f"{K}.index_cell")
         iexpl = ix.explain_element(itrace, ipos)
@@ -692,12 +782,14 @@ with tab_ix:
         explanation_box(iexpl, f"{K}-index-formula")
         s = itrace.storage
         assert s is not None
-        verdict = (
-            "a **view**: it shares x's storage" if itrace.is_view else "a **copy**: new storage"
+        message = (
+            _("`x[{index}]` is a **view**: it shares x's storage (measured, not guessed).")
+            if itrace.is_view
+            else _("`x[{index}]` is a **copy**: new storage (measured, not guessed).")
         )
-        st.markdown(f"`x[{itrace.index_text}]` is {verdict} (measured, not guessed).")
+        st.markdown(message.format(index=itrace.index_text))
         m1, m2, m3 = st.columns(3)
-        m1.metric("same data_ptr", str(s.same_storage))
+        m1.metric(_("same data_ptr"), str(s.same_storage))
         m2.metric("storage_offset (out / x)", f"{s.result_offset} / {s.source_offset}")
         m3.metric("out.stride()", str(s.result_stride))
         st.caption(

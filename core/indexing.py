@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from core.notes import LiveRun, NotesCallout, NotesRef, cite, run_live, verdict_if
+from core.text import N_, T
 
 Pos = tuple[int, ...]
 Scalar = int | float
@@ -59,7 +60,7 @@ _REDUCE_MODES = ("sum", "prod", "mean", "amax", "amin")
 #: ``scatter_add_``: the sum that is not deprecated (the notes' group means use it, 002:210).
 _SCATTER_ADD = "scatter_add"
 
-UNSPECIFIED_WINNER_NOTE = (
+UNSPECIFIED_WINNER_NOTE = N_(
     "Several index entries write to the same cell. With plain scatter_ (no reduce) the winner "
     "among these duplicate writes is unspecified: the CPU usually keeps the last one, but on "
     "CUDA it may differ from run to run (and the gradient flows to every duplicate)."
@@ -70,12 +71,17 @@ class IndexingError(ValueError):
     """A bad input, with a message written for a person.
 
     ``torch_error`` holds torch's own error text when torch itself refused the call
-    (``None`` when the input was stopped by our checks before calling torch).
+    (``None`` when the input was stopped by our checks before calling torch); ``hint`` then
+    holds the advice after it (a :class:`core.text.T` or a marked string, so that a page can
+    translate the message around torch's own words, which stay as torch wrote them).
     """
 
-    def __init__(self, message: str, torch_error: str | None = None) -> None:
+    def __init__(
+        self, message: str, torch_error: str | None = None, hint: str | None = None
+    ) -> None:
         super().__init__(message)
         self.torch_error = torch_error
+        self.hint = hint
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,25 +244,54 @@ def parse_cells(text: str, name: str) -> Any:
     """
     text = (text or "").strip()
     if not text:
-        raise IndexingError(f"{name} is empty: type a value or a nested list like [[1, 2], [3, 4]]")
+        raise IndexingError(
+            T(
+                "{name} is empty: type a value or a nested list like [[1, 2], [3, 4]]",
+                name=name,
+            )
+        )
     if not text.startswith("["):
         if "]" in text or "," in text:
-            raise IndexingError(f"{name}: {text!r} must start with '[' (or be a single number)")
+            raise IndexingError(
+                T(
+                    "{name}: {text!r} must start with '[' (or be a single number)",
+                    name=name,
+                    text=text,
+                )
+            )
         return text
     tokens = [m.group(1).strip() for m in _TOKEN.finditer(text)]
     if "".join(tokens).replace(" ", "") != re.sub(r"\s+", "", text):
-        raise IndexingError(f"{name}: could not read {text!r}")
+        raise IndexingError(
+            T(
+                "{name}: could not read {text!r}",
+                name=name,
+                text=text,
+            )
+        )
     stack: list[list[Any]] = []
     root: list[Any] | None = None
     expect_item = True
     for tok in tokens:
         if tok == "[":
             if root is not None and not stack:
-                raise IndexingError(f"{name}: extra text after the closing ']' in {text!r}")
+                raise IndexingError(
+                    T(
+                        "{name}: extra text after the closing ']' in {text!r}",
+                        name=name,
+                        text=text,
+                    )
+                )
             new: list[Any] = []
             if stack:
                 if not expect_item:
-                    raise IndexingError(f"{name}: missing ',' before '[' in {text!r}")
+                    raise IndexingError(
+                        T(
+                            "{name}: missing ',' before '[' in {text!r}",
+                            name=name,
+                            text=text,
+                        )
+                    )
                 stack[-1].append(new)
             else:
                 root = new
@@ -264,22 +299,52 @@ def parse_cells(text: str, name: str) -> Any:
             expect_item = True
         elif tok == "]":
             if not stack:
-                raise IndexingError(f"{name}: unbalanced ']' in {text!r}")
+                raise IndexingError(
+                    T(
+                        "{name}: unbalanced ']' in {text!r}",
+                        name=name,
+                        text=text,
+                    )
+                )
             stack.pop()
             expect_item = False
         elif tok == ",":
             if expect_item or not stack:
-                raise IndexingError(f"{name}: stray ',' in {text!r}")
+                raise IndexingError(
+                    T(
+                        "{name}: stray ',' in {text!r}",
+                        name=name,
+                        text=text,
+                    )
+                )
             expect_item = True
         else:
             if not stack:
-                raise IndexingError(f"{name}: extra text {tok!r} outside the brackets")
+                raise IndexingError(
+                    T(
+                        "{name}: extra text {tok!r} outside the brackets",
+                        name=name,
+                        tok=tok,
+                    )
+                )
             if not expect_item:
-                raise IndexingError(f"{name}: missing ',' before {tok!r}")
+                raise IndexingError(
+                    T(
+                        "{name}: missing ',' before {tok!r}",
+                        name=name,
+                        tok=tok,
+                    )
+                )
             stack[-1].append(tok)
             expect_item = False
     if stack:
-        raise IndexingError(f"{name}: missing ']' at the end of {text!r}")
+        raise IndexingError(
+            T(
+                "{name}: missing ']' at the end of {text!r}",
+                name=name,
+                text=text,
+            )
+        )
     return root
 
 
@@ -294,22 +359,47 @@ def _cell_number(cell: str, name: str, pos: Pos) -> int | float | bool:
     else:
         if not _INT64_MIN <= i <= _INT64_MAX:
             raise IndexingError(
-                f"{name}{format_pos(pos)} = {s}: whole numbers must fit in int64 "
-                f"({_INT64_MIN} to {_INT64_MAX}); write a large value as a float such as 1e20"
+                T(
+                    "{name}{pos} = {s}: whole numbers must fit in int64 ({_INT64_MIN} to "
+                    "{_INT64_MAX}); write a large value as a float such as 1e20",
+                    name=name,
+                    pos=format_pos(pos),
+                    s=s,
+                    _INT64_MIN=_INT64_MIN,
+                    _INT64_MAX=_INT64_MAX,
+                )
             )
         return i
     try:
         v = float(s)
     except ValueError:
         raise IndexingError(
-            f"{name}{format_pos(pos)} = {s!r} is not a number: every cell must hold a number"
+            T(
+                "{name}{pos} = {s!r} is not a number: every cell must hold a number",
+                name=name,
+                pos=format_pos(pos),
+                s=s,
+            )
         ) from None
     if math.isnan(v) or math.isinf(v):
-        raise IndexingError(f"{name}{format_pos(pos)} = {s!r}: use finite numbers only")
+        raise IndexingError(
+            T(
+                "{name}{pos} = {s!r}: use finite numbers only",
+                name=name,
+                pos=format_pos(pos),
+                s=s,
+            )
+        )
     if abs(v) > _FLOAT32_MAX:
         raise IndexingError(
-            f"{name}{format_pos(pos)} = {s!r} is too large for float32 (the page's float dtype, "
-            f"largest {_FLOAT32_MAX:.4g}): use a smaller number"
+            T(
+                "{name}{pos} = {s!r} is too large for float32 (the page's float dtype, largest "
+                "{_FLOAT32_MAX:.4g}): use a smaller number",
+                name=name,
+                pos=format_pos(pos),
+                s=s,
+                _FLOAT32_MAX=_FLOAT32_MAX,
+            )
         )
     return v
 
@@ -323,8 +413,11 @@ def cells_shape(cells: Any, name: str) -> tuple[int, ...]:
     shapes = {cells_shape(c, name) for c in cells}
     if len(shapes) != 1:
         raise IndexingError(
-            f"{name} is ragged: its rows have different lengths or depths; every row along a "
-            "dim must have the same length"
+            T(
+                "{name} is ragged: its rows have different lengths or depths; every row along a "
+                "dim must have the same length",
+                name=name,
+            )
         )
     return (len(cells), *shapes.pop())
 
@@ -333,17 +426,40 @@ def check_page_limits(shape: Sequence[int], name: str) -> None:
     """Raise if ``shape`` is empty or larger than the page shows (see :data:`PAGE_LIMITS`)."""
     shape = tuple(int(s) for s in shape)
     if len(shape) == 0:
-        raise IndexingError(f"{name} must be a list (1 to 3 dims), got a single number")
+        raise IndexingError(
+            T(
+                "{name} must be a list (1 to 3 dims), got a single number",
+                name=name,
+            )
+        )
     if len(shape) not in PAGE_LIMITS:
-        raise IndexingError(f"{name} has {len(shape)} dims; the page shows 1 to 3 dims")
+        raise IndexingError(
+            T(
+                "{name} has {ndim} dims; the page shows 1 to 3 dims",
+                name=name,
+                ndim=len(shape),
+            )
+        )
     if 0 in shape:
-        raise IndexingError(f"{name} is empty (shape {shape}): give every dim at least one value")
+        raise IndexingError(
+            T(
+                "{name} is empty (shape {shape}): give every dim at least one value",
+                name=name,
+                shape=shape,
+            )
+        )
     limit = PAGE_LIMITS[len(shape)]
     if any(s > m for s, m in zip(shape, limit, strict=True)):
         lim = "x".join(map(str, limit))
         raise IndexingError(
-            f"{name} has shape {'x'.join(map(str, shape))}, over the page limit of {lim} for "
-            f"{len(shape)}-D tensors: use fewer rows or columns"
+            T(
+                "{name} has shape {shape}, over the page limit of {lim} for {ndim}-D tensors: "
+                "use fewer rows or columns",
+                name=name,
+                shape="x".join(map(str, shape)),
+                lim=lim,
+                ndim=len(shape),
+            )
         )
 
 
@@ -373,8 +489,13 @@ def tensor_from_cells(
         for pos, v in zip(itertools.product(*(range(s) for s in shape)), flat, strict=True):
             if isinstance(v, (float, bool)):
                 raise IndexingError(
-                    f"{name}{format_pos(pos)} = {v!r}: an index must hold whole numbers "
-                    "(torch needs an int64 index tensor); write 2, not 2.0 or True"
+                    T(
+                        "{name}{pos} = {v!r}: an index must hold whole numbers (torch needs an "
+                        "int64 index tensor); write 2, not 2.0 or True",
+                        name=name,
+                        pos=format_pos(pos),
+                        v=v,
+                    )
                 )
         return torch.tensor(flat, dtype=torch.int64).reshape(shape)
     if kind == "mask":
@@ -395,7 +516,11 @@ def parse_tensor(
     cells = parse_cells(text, name)
     if not isinstance(cells, list):
         raise IndexingError(
-            f"{name} must be a list such as [[0, 1], [2, 0]], got the single value {cells!r}"
+            T(
+                "{name} must be a list such as [[0, 1], [2, 0]], got the single value {cells!r}",
+                name=name,
+                cells=cells,
+            )
         )
     return tensor_from_cells(cells, name, kind=kind)
 
@@ -493,21 +618,44 @@ def cells_to_text(cells: Any) -> str:
 
 def _check_tensor(t: Any, name: str) -> torch.Tensor:
     if not isinstance(t, torch.Tensor):
-        raise IndexingError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        raise IndexingError(
+            T(
+                "{name} must be a torch.Tensor, got {type}",
+                name=name,
+                type=type(t).__name__,
+            )
+        )
     return t
 
 
 def normalize_dim(dim: int, ndim: int, name: str = "input") -> int:
     """``dim`` in ``[-ndim, ndim)`` -> its non-negative form, else a helpful error."""
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise IndexingError(f"dim must be an integer, got {dim!r}")
+        raise IndexingError(
+            T(
+                "dim must be an integer, got {dim!r}",
+                dim=dim,
+            )
+        )
     dim = int(dim)
     if ndim == 0:
-        raise IndexingError(f"{name} is 0-d: there is no dim to index along")
+        raise IndexingError(
+            T(
+                "{name} is 0-d: there is no dim to index along",
+                name=name,
+            )
+        )
     if not -ndim <= dim < ndim:
         raise IndexingError(
-            f"dim={dim} is out of range for the {ndim}-D {name}: choose a dim between "
-            f"{-ndim} and {ndim - 1}"
+            T(
+                "dim={dim} is out of range for the {ndim}-D {name}: choose a dim between {low} "
+                "and {high}",
+                dim=dim,
+                ndim=ndim,
+                name=name,
+                low=-ndim,
+                high=ndim - 1,
+            )
         )
     return dim % ndim
 
@@ -517,20 +665,36 @@ def _check_index_tensor(index: Any, ref: torch.Tensor, ref_name: str, dim: int) 
     if index.dtype != torch.int64:
         kind = "float" if index.dtype.is_floating_point else str(index.dtype)
         raise IndexingError(
-            f"index has dtype {index.dtype} ({kind}); gather/scatter need an int64 index of "
-            "whole numbers (index.long() converts it)"
+            T(
+                "index has dtype {dtype} ({kind}); gather/scatter need an int64 index of whole "
+                "numbers (index.long() converts it)",
+                dtype=index.dtype,
+                kind=kind,
+            )
         )
     if index.dim() != ref.dim():
         raise IndexingError(
-            f"index has {index.dim()} dim(s) but {ref_name} has {ref.dim()}: gather/scatter need "
-            f"an index with the same number of dims (torch does not broadcast it); e.g. "
-            f"[[0], [2]] instead of [0, 2] for a 2-D {ref_name}"
+            T(
+                "index has {index_ndim} dim(s) but {ref_name} has {ref_ndim}: gather/scatter "
+                "need an index with the same number of dims (torch does not broadcast it); e.g. "
+                "[[0], [2]] instead of [0, 2] for a 2-D {ref_name}",
+                index_ndim=index.dim(),
+                ref_name=ref_name,
+                ref_ndim=ref.dim(),
+            )
         )
     for d in range(ref.dim()):
         if d != dim and index.shape[d] > ref.shape[d]:
             raise IndexingError(
-                f"index.size({d}) = {index.shape[d]} is larger than {ref_name}.size({d}) = "
-                f"{ref.shape[d]}: outside dim {dim} the index may not be bigger than {ref_name}"
+                T(
+                    "index.size({d}) = {index_size} is larger than {ref_name}.size({d}) = "
+                    "{ref_size}: outside dim {dim} the index may not be bigger than {ref_name}",
+                    d=d,
+                    index_size=index.shape[d],
+                    ref_name=ref_name,
+                    ref_size=ref.shape[d],
+                    dim=dim,
+                )
             )
     return index
 
@@ -543,14 +707,29 @@ def _check_index_values(index: torch.Tensor, size: int, dim: int, ref_name: str)
     if lo < 0 or hi >= size:
         bad = lo if lo < 0 else hi
         raise IndexingError(
-            f"index value {bad} is out of range for dim {dim} of {ref_name} (size {size}): "
-            f"gather/scatter accept 0 to {size - 1}, negative indices are not allowed"
+            T(
+                "index value {bad} is out of range for dim {dim} of {ref_name} (size {size}): "
+                "gather/scatter accept 0 to {high}, negative indices are not allowed",
+                bad=bad,
+                dim=dim,
+                ref_name=ref_name,
+                size=size,
+                high=size - 1,
+            )
         )
 
 
 def _torch_failure(err: Exception, hint: str) -> IndexingError:
     text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return IndexingError(f"torch refused: {text}. {hint}", torch_error=text)
+    return IndexingError(
+        T(
+            "torch refused: {text}. {hint}",
+            text=text,
+            hint=hint,
+        ),
+        torch_error=text,
+        hint=hint,
+    )
 
 
 def _dest_pos(pos: Pos, dim: int, value: int) -> Pos:
@@ -600,8 +779,12 @@ def trace_gather(input: torch.Tensor, dim: int, index: torch.Tensor) -> Trace:
     except (RuntimeError, IndexError) as err:
         raise _torch_failure(
             err,
-            f"gather picks along dim {d}, so every index value must lie in 0..{input.shape[d] - 1}"
-            " (no negative values).",
+            T(
+                "gather picks along dim {d}, so every index value must lie in 0..{high} (no "
+                "negative values).",
+                d=d,
+                high=input.shape[d] - 1,
+            ),
         ) from err
     idx = index.cpu()
     links = [(pos, _dest_pos(pos, d, int(idx[pos]))) for pos in positions(index.shape)]
@@ -678,34 +861,59 @@ def trace_scatter(
     scalar = not isinstance(src, torch.Tensor)
     if scalar:
         if isinstance(src, bool) or not isinstance(src, (int, float, np.integer, np.floating)):
-            raise IndexingError(f"src must be a tensor or a number, got {src!r}")
+            raise IndexingError(
+                T(
+                    "src must be a tensor or a number, got {src!r}",
+                    src=src,
+                )
+            )
         if reduce in _REDUCE_MODES:
             raise IndexingError(
-                f"scatter_reduce_ (reduce={reduce!r}) needs a tensor src, got the scalar {src}: "
-                "type src as a list shaped like index, or use reduce='add'/'multiply'"
+                T(
+                    "scatter_reduce_ (reduce={reduce!r}) needs a tensor src, got the scalar "
+                    "{src}: type src as a list shaped like index, or use reduce='add'/'multiply'",
+                    reduce=reduce,
+                    src=src,
+                )
             )
         if reduce == _SCATTER_ADD:
             raise IndexingError(
-                f"scatter_add_ needs a tensor src, got the scalar {src}: type src as a list "
-                "shaped like index"
+                T(
+                    "scatter_add_ needs a tensor src, got the scalar {src}: type src as a list "
+                    "shaped like index",
+                    src=src,
+                )
             )
         src = src.item() if isinstance(src, (np.integer, np.floating)) else src
     else:
         if src.dim() != dest.dim():
             raise IndexingError(
-                f"src has {src.dim()} dim(s) but dest has {dest.dim()}: give src the same number "
-                "of dims (torch does not broadcast src)"
+                T(
+                    "src has {src_ndim} dim(s) but dest has {dest_ndim}: give src the same "
+                    "number of dims (torch does not broadcast src)",
+                    src_ndim=src.dim(),
+                    dest_ndim=dest.dim(),
+                )
             )
         for k in range(dest.dim()):
             if index.shape[k] > src.shape[k]:
                 raise IndexingError(
-                    f"index.size({k}) = {index.shape[k]} is larger than src.size({k}) = "
-                    f"{src.shape[k]}: every index element needs a src element at the same place"
+                    T(
+                        "index.size({k}) = {index_size} is larger than src.size({k}) = "
+                        "{src_size}: every index element needs a src element at the same place",
+                        k=k,
+                        index_size=index.shape[k],
+                        src_size=src.shape[k],
+                    )
                 )
         if src.dtype != dest.dtype:
             raise IndexingError(
-                f"src has dtype {src.dtype} but dest has {dest.dtype}: scatter needs the same "
-                "dtype (write 1.0 instead of 1, or convert with .to(dest.dtype))"
+                T(
+                    "src has dtype {src_dtype} but dest has {dest_dtype}: scatter needs the same "
+                    "dtype (write 1.0 instead of 1, or convert with .to(dest.dtype))",
+                    src_dtype=src.dtype,
+                    dest_dtype=dest.dtype,
+                )
             )
     if dest.device.type != "cpu":
         _check_index_values(index, dest.shape[d], d, "dest")
@@ -735,8 +943,12 @@ def trace_scatter(
     except (RuntimeError, IndexError, OverflowError) as err:
         raise _torch_failure(
             err,
-            f"scatter writes along dim {d}, so every index value must lie in "
-            f"0..{dest.shape[d] - 1} (no negative values).",
+            T(
+                "scatter writes along dim {d}, so every index value must lie in 0..{high} (no "
+                "negative values).",
+                d=d,
+                high=dest.shape[d] - 1,
+            ),
         ) from err
 
     idx = index.cpu()
@@ -787,17 +999,38 @@ def _normalize_items(indices: Any) -> tuple[IndexItem, ...]:
         if isinstance(it, torch.Tensor):
             if it.dtype.is_floating_point or it.is_complex():
                 raise IndexingError(
-                    f"index item {k} is a {it.dtype} tensor: indices must be integers (int64) "
-                    "or a boolean mask; .long() converts it"
+                    T(
+                        "index item {k} is a {dtype} tensor: indices must be integers (int64) or "
+                        "a boolean mask; .long() converts it",
+                        k=k,
+                        dtype=it.dtype,
+                    )
                 )
         elif isinstance(it, float):
-            raise IndexingError(f"index item {k} is the float {it}: indices must be integers")
+            raise IndexingError(
+                T(
+                    "index item {k} is the float {it}: indices must be integers",
+                    k=k,
+                    it=it,
+                )
+            )
         elif isinstance(it, (list, np.ndarray)):
             it = torch.as_tensor(it)
             if it.dtype.is_floating_point:
-                raise IndexingError(f"index item {k} holds floats: indices must be integers")
+                raise IndexingError(
+                    T(
+                        "index item {k} holds floats: indices must be integers",
+                        k=k,
+                    )
+                )
         elif not (it is None or it is Ellipsis or isinstance(it, (int, slice, np.integer))):
-            raise IndexingError(f"index item {k} ({it!r}) is not a supported index")
+            raise IndexingError(
+                T(
+                    "index item {k} ({it!r}) is not a supported index",
+                    k=k,
+                    it=it,
+                )
+            )
         out.append(it)
     return tuple(out)
 
@@ -855,8 +1088,10 @@ def trace_index(x: torch.Tensor, indices: Any) -> Trace:
     except (IndexError, RuntimeError, TypeError, ValueError) as err:
         raise _torch_failure(
             err,
-            "Check that every integer lies in -size..size-1 of its dim, that a mask has the "
-            "shape of the dims it covers, and that there are no more items than x has dims.",
+            N_(
+                "Check that every integer lies in -size..size-1 of its dim, that a mask has the "
+                "shape of the dims it covers, and that there are no more items than x has dims."
+            ),
         ) from err
     shape = tuple(x.shape)
     links: list[tuple[Pos, Pos]] = []
@@ -895,13 +1130,18 @@ def parse_index_expression(text: str) -> tuple[IndexItem, ...]:
     """
     text = (text or "").strip()
     if not text:
-        raise IndexingError("the index expression is empty: type e.g. ':, [0, 2]' or '1:, ::2'")
+        raise IndexingError(N_("the index expression is empty: type e.g. ':, [0, 2]' or '1:, ::2'"))
     if len(text) > 400:
-        raise IndexingError("the index expression is too long for this page (400 characters)")
+        raise IndexingError(N_("the index expression is too long for this page (400 characters)"))
     try:
         node = ast.parse(f"_[{text}]", mode="eval").body
     except SyntaxError:
-        raise IndexingError(f"could not read the index expression {text!r}") from None
+        raise IndexingError(
+            T(
+                "could not read the index expression {text!r}",
+                text=text,
+            )
+        ) from None
     assert isinstance(node, ast.Subscript)
     sl = node.slice
     elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -919,11 +1159,20 @@ def _int_node(n: ast.AST | None, text: str) -> int | None:
     if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
         return n.value
     if isinstance(n, ast.Constant) and isinstance(n.value, float):
-        raise IndexingError(f"{n.value} is a float: indices must be whole numbers")
+        raise IndexingError(
+            T(
+                "{value} is a float: indices must be whole numbers",
+                value=n.value,
+            )
+        )
     piece = ast.get_source_segment(f"_[{text}]", n) if n is not None else None
     raise IndexingError(
-        f"in {text!r}: {piece or 'this part'!r} is not a whole number; slices and index lists "
-        "take plain numbers such as 2 or -1 (lists may also hold True/False), no arithmetic"
+        T(
+            "in {text!r}: {piece!r} is not a whole number; slices and index lists take plain "
+            "numbers such as 2 or -1 (lists may also hold True/False), no arithmetic",
+            text=text,
+            piece=piece or "this part",
+        )
     )
 
 
@@ -934,11 +1183,19 @@ def _list_values(n: ast.AST, text: str) -> Any:
         return n.value
     if isinstance(n, ast.Constant) and isinstance(n.value, float):
         raise IndexingError(
-            f"{n.value} is a float: an index list must hold whole numbers (or True/False)"
+            T(
+                "{value} is a float: an index list must hold whole numbers (or True/False)",
+                value=n.value,
+            )
         )
     v = _int_node(n, text)
     if v is None:
-        raise IndexingError(f"None is not allowed inside an index list in {text!r}")
+        raise IndexingError(
+            T(
+                "None is not allowed inside an index list in {text!r}",
+                text=text,
+            )
+        )
     return v
 
 
@@ -953,26 +1210,44 @@ def _index_node(n: ast.AST, text: str) -> IndexItem:
         if isinstance(n.value, int):
             return n.value
         if isinstance(n.value, float):
-            raise IndexingError(f"{n.value} is a float: indices must be whole numbers")
+            raise IndexingError(
+                T(
+                    "{value} is a float: indices must be whole numbers",
+                    value=n.value,
+                )
+            )
     if isinstance(n, ast.UnaryOp):
         return _int_node(n, text)
     if isinstance(n, (ast.List, ast.Tuple)):
         values = _list_values(n, text)
         flat = list(_flatten(values))
         if len(flat) > MAX_INDEX_LIST:
-            raise IndexingError(f"index lists are limited to {MAX_INDEX_LIST} values on this page")
+            raise IndexingError(
+                T(
+                    "index lists are limited to {MAX_INDEX_LIST} values on this page",
+                    MAX_INDEX_LIST=MAX_INDEX_LIST,
+                )
+            )
         kinds = {type(v) for v in flat}
         too_big = [v for v in flat if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX]
         if too_big:
-            raise IndexingError(f"index value {too_big[0]} does not fit in int64")
+            raise IndexingError(
+                T(
+                    "index value {value} does not fit in int64",
+                    value=too_big[0],
+                )
+            )
         if kinds == {bool}:
             return _as_tensor(values, torch.bool)
         if bool in kinds:
-            raise IndexingError("an index list mixes True/False with numbers: use one kind")
+            raise IndexingError(N_("an index list mixes True/False with numbers: use one kind"))
         return _as_tensor(values, torch.int64)
     raise IndexingError(
-        f"{ast.get_source_segment(f'_[{text}]', n) or text!r} is not supported here: use "
-        "numbers, slices like 1:3, None, ..., and lists of integers or of True/False"
+        T(
+            "{piece!r} is not supported here: use numbers, slices like 1:3, None, ..., and lists "
+            "of integers or of True/False",
+            piece=ast.get_source_segment(f"_[{text}]", n) or text,
+        )
     )
 
 
@@ -989,7 +1264,10 @@ def _as_tensor(values: Any, dtype: torch.dtype) -> torch.Tensor:
         return torch.tensor(values, dtype=dtype)
     except (ValueError, TypeError) as err:
         raise IndexingError(
-            f"an index list is ragged ({err}); make all rows the same length"
+            T(
+                "an index list is ragged ({err}); make all rows the same length",
+                err=err,
+            )
         ) from None
 
 
@@ -1013,7 +1291,13 @@ def explain_element(trace: Trace, out_pos: Sequence[int]) -> Explanation:
     pos = tuple(int(p) for p in out_pos)
     shape = tuple(trace.result.shape)
     if len(pos) != len(shape) or any(not 0 <= p < s for p, s in zip(pos, shape, strict=True)):
-        raise IndexingError(f"out{format_pos(pos)} is not an element of a result of shape {shape}")
+        raise IndexingError(
+            T(
+                "out{pos} is not an element of a result of shape {shape}",
+                pos=format_pos(pos),
+                shape=shape,
+            )
+        )
     res = trace.result.cpu()
     value = _val(res, pos)
     if trace.op == "gather":
@@ -1023,19 +1307,23 @@ def explain_element(trace: Trace, out_pos: Sequence[int]) -> Explanation:
             f"[index{format_pos(pos)}]" if k == d else f"[{p}]" for k, p in enumerate(pos)
         )
         formula = f"out{format_pos(pos)} = input{picked} = input{format_pos(in_pos)} = {value}"
-        note = (
-            f"gather keeps every coordinate of out{format_pos(pos)} except dim {d}, which it "
-            f"reads from index{format_pos(pos)} = {in_pos[d]}."
+        note = T(
+            "gather keeps every coordinate of out{pos} except dim {d}, which it "
+            "reads from index{pos} = {value}.",
+            pos=format_pos(pos),
+            d=d,
+            value=in_pos[d],
         )
         return Explanation(pos, formula, note, {"input": (in_pos,), "index": (pos,)})
     if trace.op == "index":
         in_pos = dict(trace.links)[pos]
         formula = f"out{format_pos(pos)} = x{format_pos(in_pos)} = {value}"
-        kind = "a view (same storage)" if trace.is_view else "a copy (new storage)"
-        note = (
-            f"x[{trace.index_text}] maps out{format_pos(pos)} to x{format_pos(in_pos)}; "
-            f"the result is {kind}."
+        template = (
+            N_("x[{index}] maps out{pos} to x{in_pos}; the result is a view (same storage).")
+            if trace.is_view
+            else N_("x[{index}] maps out{pos} to x{in_pos}; the result is a copy (new storage).")
         )
+        note = T(template, index=trace.index_text, pos=format_pos(pos), in_pos=format_pos(in_pos))
         return Explanation(pos, formula, note, {"x": (in_pos,)})
     return _explain_scatter(trace, pos, value)
 
@@ -1066,22 +1354,28 @@ def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
     if not writers:
         sources["dest"] = (pos,)
         formula = f"out{format_pos(pos)} = dest{format_pos(pos)} = {value}"
-        note = "No index entry points at this cell, so it keeps dest's original value."
+        note = N_("No index entry points at this cell, so it keeps dest's original value.")
         return Explanation(pos, formula, note, sources)
     r = trace.reduce
     if r is None:
         if len(writers) == 1:
             w = writers[0]
             formula = f"out{format_pos(pos)} = {src_name(w)} = {src_val(w)}"
-            note = f"because {because} (scatter_ writes along dim {d})."
+            note = T("because {because} (scatter_ writes along dim {d}).", because=because, d=d)
         else:
             cands = " or ".join(f"{src_name(w)} = {src_val(w)}" for w in writers)
             formula = f"out{format_pos(pos)} = {cands} -> {value}"
-            note = (
-                f"COLLISION: {len(writers)} writes land here ({because}). "
-                + UNSPECIFIED_WINNER_NOTE
-                + f" This run kept {value}."
+            note = T(
+                "COLLISION: {n} writes land here ({because}). Several index entries write to "
+                "the same cell. With plain scatter_ (no reduce) the winner among these "
+                "duplicate writes is unspecified: the CPU usually keeps the last one, but on "
+                "CUDA it may differ from run to run (and the gradient flows to every "
+                "duplicate). This run kept {value}.",
+                n=len(writers),
+                because=because,
+                value=value,
             )
+            assert note.endswith(f"{UNSPECIFIED_WINNER_NOTE} This run kept {value}.")
         return Explanation(pos, formula, note, sources)
     with_self = r in _LEGACY_REDUCES or r == _SCATTER_ADD or trace.include_self
     terms = [f"dest{format_pos(pos)}"] if with_self else []
@@ -1098,16 +1392,35 @@ def _explain_scatter(trace: Trace, pos: Pos, value: str) -> Explanation:
         formula = (
             f"out{format_pos(pos)} = {fn}({', '.join(terms)}) = {fn}({', '.join(nums)}) = {value}"
         )
+    many = len(writers) > 1
     if r == _SCATTER_ADD:
-        note = f"because {because}; scatter_add_ adds every src value to dest's own."
-    else:
-        note = (
-            f"because {because}; reduce={r!r}"
-            + ("" if r in _LEGACY_REDUCES else f", include_self={trace.include_self}")
-            + "."
+        template = (
+            N_(
+                "because {because}; scatter_add_ adds every src value to dest's own. {n} writes "
+                "meet here and are combined, so the order does not matter."
+            )
+            if many
+            else N_("because {because}; scatter_add_ adds every src value to dest's own.")
         )
-    if len(writers) > 1:
-        note += f" {len(writers)} writes meet here and are combined, so the order does not matter."
+    elif r in _LEGACY_REDUCES:
+        template = (
+            N_(
+                "because {because}; reduce={r!r}. {n} writes meet here and are combined, so the "
+                "order does not matter."
+            )
+            if many
+            else N_("because {because}; reduce={r!r}.")
+        )
+    else:
+        template = (
+            N_(
+                "because {because}; reduce={r!r}, include_self={include_self}. {n} writes meet "
+                "here and are combined, so the order does not matter."
+            )
+            if many
+            else N_("because {because}; reduce={r!r}, include_self={include_self}.")
+        )
+    note = T(template, because=because, r=r, include_self=trace.include_self, n=len(writers))
     return Explanation(pos, formula, note, sources)
 
 
@@ -1216,7 +1529,9 @@ _X_NOTES_CODE = """# the notes' x = torch.rand(2, 5), as printed at 002:919-920
 x = torch.tensor([[0.3992, 0.2908, 0.9044, 0.4850, 0.6004],
                   [0.5735, 0.9006, 0.6797, 0.4152, 0.1732]])
 """
-_X_CHANGE = "x = torch.rand(2, 5) is replaced by the values the notes print for it (002:919-920)."
+_X_CHANGE = N_(
+    "x = torch.rand(2, 5) is replaced by the values the notes print for it (002:919-920)."
+)
 
 
 def _zeros_text(rows: int, cols: int, *, floating: bool = True) -> str:
@@ -1244,6 +1559,7 @@ class Preset:
         notes_code: the notes' code, runnable as-is; it leaves its result in ``notes_result``.
         notes_code_changes: what had to change in the notes' code for it to run ("" if nothing).
         note: a sentence the page shows under the preset.
+        menu: the menu's label, written out (see :attr:`menu_label`).
     """
 
     key: str
@@ -1266,9 +1582,13 @@ class Preset:
     reduce: str | None = None
     include_self: bool = True
     note: str = ""
+    menu: str = ""
 
     def __post_init__(self) -> None:
         NotesRef.parse(self.ref)  # raises ValueError for a malformed reference
+        source = cite(self.ref) if self.verbatim else f"variation of {cite(self.ref)}"
+        if self.menu != f"{self.title} · {source}":  # a literal, so that the catalog holds it
+            raise ValueError(f"menu of {self.key!r} must be {self.title} · {source}")
 
     @property
     def notes_ref(self) -> NotesRef:
@@ -1278,9 +1598,10 @@ class Preset:
     @property
     def menu_label(self) -> str:
         """The preset menu's label, which is also the value a link carries for it
-        (``?indexing.preset=...``): the title and where it comes from in the notes."""
-        source = cite(self.ref) if self.verbatim else f"variation of {cite(self.ref)}"
-        return f"{self.title} · {source}"
+        (``?indexing.preset=...``): the title and where it comes from in the notes. One
+        literal (:attr:`menu`, checked against both), so that it is one catalog message: a
+        link's label is translated by exact lookup."""
+        return self.menu
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -1306,7 +1627,8 @@ PRESETS: tuple[Preset, ...] = (
         + "\nprint(y1)\n",
         notes_result="y1",
         notes_code_changes=_X_CHANGE,
-        note="Every x[i][j] goes to row index[i][j] of column j; no two land on the same cell.",
+        note=N_("Every x[i][j] goes to row index[i][j] of column j; no two land on the same cell."),
+        menu=N_("y1: zeros(3, 5).scatter_(0, index, x) · notes 002:921"),
     ),
     Preset(
         "scatter_y2",
@@ -1330,9 +1652,15 @@ PRESETS: tuple[Preset, ...] = (
         + "\nprint(y2)\n",
         notes_result="y2",
         notes_code_changes=_X_CHANGE,
-        note="Only column 0 collides (notes 002:940): index[0][0] and index[1][0] are both 0, so "
-        "x[0][0] and x[1][0] both write y2[0][0], and the notes printed x[1][0] there. Which of "
-        "two duplicate writes wins is unspecified (see the collision note below).",
+        note=N_(
+            "Only column 0 collides (notes 002:940): index[0][0] and index[1][0] are both 0, "
+            "so x[0][0] and x[1][0] both write y2[0][0], and the notes printed x[1][0] there. "
+            "Which of two duplicate writes wins is unspecified (see the collision note below)."
+        ),
+        menu=N_(
+            "y2: the same x, index [[0, 1, 2, 0, 0], [0, 0, 0, 1, 2]] (column 0 collides)"
+            " · notes 002:926"
+        ),
     ),
     Preset(
         "scatter_scalar_6",
@@ -1349,8 +1677,11 @@ PRESETS: tuple[Preset, ...] = (
         "y1 = torch.zeros(3, 5).scatter_(0, torch.tensor([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]), 6)"
         "\nprint(y1)\n",
         notes_result="y1",
-        note="A scalar value is written at every place index names; dest is float (torch.zeros), "
-        "so the 6 is stored as 6.0.",
+        note=N_(
+            "A scalar value is written at every place index names; dest is float (torch.zeros), "
+            "so the 6 is stored as 6.0."
+        ),
+        menu=N_("zeros(3, 5).scatter_(0, index, 6): a scalar value · notes 002:946"),
     ),
     Preset(
         "scatter_scalar_123",
@@ -1367,7 +1698,8 @@ PRESETS: tuple[Preset, ...] = (
         notes_code="import torch\n\n"
         "z = torch.zeros(2, 4).scatter_(1, torch.tensor([[2], [3]]), 1.23)\nprint(z)\n",
         notes_result="z",
-        note="Row i gets 1.23 in column index[i][0].",
+        note=N_("Row i gets 1.23 in column index[i][0]."),
+        menu=N_("zeros(2, 4).scatter_(1, [[2], [3]], 1.23) · notes 002:964"),
     ),
     Preset(
         "one_hot_single",
@@ -1392,7 +1724,10 @@ one_hot = torch.zeros(1, 10).scatter_(1, index_a, 1)  # self[0][index[0][0]] = 1
 print("one_hot的shape:", one_hot.shape, "\\n", one_hot)
 """,
         notes_result="one_hot",
-        note="index has shape (1, 1), so one 1 goes to column index[0][0] = 3.",
+        note=N_("index has shape (1, 1), so one 1 goes to column index[0][0] = 3."),
+        menu=N_(
+            "one-hot of the single label 3: zeros(1, 10).scatter_(1, [[3]], 1) · notes 002:980-992"
+        ),
     ),
     Preset(
         "one_hot",
@@ -1420,7 +1755,8 @@ one_hot = torch.zeros(batch_size, class_num).scatter_(1, label, 1)
 print("one_hot的shape:", one_hot.shape, "\\n", one_hot)
 """,
         notes_result="one_hot",
-        note="label has one column, so each row gets exactly one 1, in column label[i][0].",
+        note=N_("label has one column, so each row gets exactly one 1, in column label[i][0]."),
+        menu=N_("one-hot of labels [[6], [0], [3], [2]], class_num 10 · notes 002:997-1012"),
     ),
     Preset(
         "gather",
@@ -1441,7 +1777,8 @@ output = torch.gather(input, 1, torch.tensor([[0,0],[2,0]]))
 print(output)
 """,
         notes_result="output",
-        note="out[i][j] = input[i][index[i][j]]; row 0 reads input[0][0] twice.",
+        note=N_("out[i][j] = input[i][index[i][j]]; row 0 reads input[0][0] twice."),
+        menu=N_("gather(input, 1, [[0, 0], [2, 0]]) · notes 002:1035"),
     ),
     Preset(
         "gather_out_of_range",
@@ -1465,8 +1802,9 @@ except RuntimeError as exc:
     print(error)
 """,
         notes_result="error",
-        notes_code_changes="The call is wrapped in try/except so that the error is printed.",
-        note="Row 1 has only 3 columns (0, 1, 2): torch refuses index 3.",
+        notes_code_changes=N_("The call is wrapped in try/except so that the error is printed."),
+        note=N_("Row 1 has only 3 columns (0, 1, 2): torch refuses index 3."),
+        menu=N_("gather(input, 1, [[0, 0], [3, 0]]): index 3 is out of range · notes 002:1041"),
     ),
     Preset(
         "group_means",
@@ -1492,9 +1830,14 @@ res /= idx_unique_count.float()
 print(res)
 """,
         notes_result="res",
-        notes_code_changes="import torch is added.",
-        note="scatter_add sums x per group; dividing by the group sizes gives the means. "
-        "(torch.unique has had return_counts=True since the forum post the notes quote.)",
+        notes_code_changes=N_("import torch is added."),
+        note=N_(
+            "scatter_add sums x per group; dividing by the group sizes gives the means. "
+            "(torch.unique has had return_counts=True since the forum post the notes quote.)"
+        ),
+        menu=N_(
+            "group means: zeros(3).scatter_add(0, idx, x), x = arange(1, 7) · notes 002:204-211"
+        ),
     ),
     Preset(
         "one_hot_long_src",
@@ -1520,9 +1863,15 @@ one_hot.scatter_(dim=1, index=torch.unsqueeze(tensor, dim=1),
 print(one_hot)
 """,
         notes_result="one_hot",
-        notes_code_changes="import torch is added; the long scatter_ line is broken in two.",
-        note="A tensor src (all ones, int64) instead of the scalar 1: src[i][0] goes to "
-        "column index[i][0]; the result stays int64.",
+        notes_code_changes=N_("import torch is added; the long scatter_ line is broken in two."),
+        note=N_(
+            "A tensor src (all ones, int64) instead of the scalar 1: src[i][0] goes to "
+            "column index[i][0]; the result stays int64."
+        ),
+        menu=N_(
+            "one-hot, int64: zeros(4, 4).long().scatter_(1, labels, ones(4, 4).long())"
+            " · notes 004:219-225"
+        ),
     ),
     Preset(
         "one_hot_resize",
@@ -1563,11 +1912,19 @@ out = one_hot(label)
 print(out)
 ''',
         notes_result="out",
-        notes_code_changes="Indentation restored (the notes lost it); the random labels "
-        "torch.LongTensor(batch_size).random_() % class_num are fixed to [3, 0, 2, 3] so the "
-        "result can be checked; the result is kept in `out`.",
-        note="label.resize_(batch_size, 1) turns the 1-D labels into the (4, 1) index column "
-        "in place. Labels 3 repeat: two rows get the same one-hot row.",
+        notes_code_changes=N_(
+            "Indentation restored (the notes lost it); the random labels "
+            "torch.LongTensor(batch_size).random_() % class_num are fixed to [3, 0, 2, 3] so the "
+            "result can be checked; the result is kept in `out`."
+        ),
+        note=N_(
+            "label.resize_(batch_size, 1) turns the 1-D labels into the (4, 1) index column "
+            "in place. Labels 3 repeat: two rows get the same one-hot row."
+        ),
+        menu=N_(
+            "one-hot with label.resize_(batch_size, 1), fixed labels [3, 0, 2, 3]"
+            " · variation of notes 004:227-240"
+        ),
     ),
 )
 PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}
@@ -1681,11 +2038,14 @@ def group_means(x: torch.Tensor, idx: torch.Tensor) -> GroupMeans:
     """
     if x.dim() != 1 or idx.dim() != 1 or x.shape != idx.shape:
         raise IndexingError(
-            f"group means need 1-D x and idx of the same length, got {tuple(x.shape)} and "
-            f"{tuple(idx.shape)}"
+            T(
+                "group means need 1-D x and idx of the same length, got {x_shape} and {idx_shape}",
+                x_shape=tuple(x.shape),
+                idx_shape=tuple(idx.shape),
+            )
         )
     if idx.dtype != torch.int64 or (idx.numel() and int(idx.min()) < 0):
-        raise IndexingError("group ids must be non-negative whole numbers")
+        raise IndexingError(N_("group ids must be non-negative whole numbers"))
     x, idx = x.detach().cpu().to(torch.float32), idx.cpu()
     n_groups = int(idx.max()) + 1
     sums = torch.zeros(n_groups).scatter_add_(0, idx, x)
@@ -1745,7 +2105,12 @@ def build_operands(
     """Parse the page's texts into (input/dest, index, src) for ``op``, with dtypes aligned,
     placed on ``device``."""
     if op not in ("gather", "scatter"):
-        raise IndexingError(f"op must be 'gather' or 'scatter', got {op!r}")
+        raise IndexingError(
+            T(
+                "op must be 'gather' or 'scatter', got {op!r}",
+                op=op,
+            )
+        )
     first = parse_tensor(first_text, "input" if op == "gather" else "dest").to(device)
     index = parse_tensor(index_text, "index", kind="index").to(device)
     if op == "gather":
@@ -1800,7 +2165,13 @@ def _snippet(op, first, dim, index, src, reduce, include_self, *, error) -> str:
 
 def _preset_by_key(key: str) -> Preset:
     if key not in PRESETS_BY_KEY:
-        raise IndexingError(f"unknown preset {key!r}; choose one of {list(PRESETS_BY_KEY)}")
+        raise IndexingError(
+            T(
+                "unknown preset {key!r}; choose one of {keys}",
+                key=key,
+                keys=list(PRESETS_BY_KEY),
+            )
+        )
     return PRESETS_BY_KEY[key]
 
 
@@ -1836,9 +2207,19 @@ def random_case(op: str, ndim: int, seed: int) -> dict[str, str]:
     replacement, so duplicates (collisions) happen.
     """
     if ndim not in PAGE_LIMITS:
-        raise IndexingError(f"ndim must be 1, 2 or 3, got {ndim}")
+        raise IndexingError(
+            T(
+                "ndim must be 1, 2 or 3, got {ndim}",
+                ndim=ndim,
+            )
+        )
     if op not in ("gather", "scatter"):
-        raise IndexingError(f"op must be 'gather' or 'scatter', got {op!r}")
+        raise IndexingError(
+            T(
+                "op must be 'gather' or 'scatter', got {op!r}",
+                op=op,
+            )
+        )
     g = torch.Generator().manual_seed(int(seed))
     limit = PAGE_LIMITS[ndim]
 
@@ -1885,15 +2266,28 @@ class PitfallDemo:
 
 
 PITFALL_TITLES: dict[int, str] = {
-    1: "a[:, idx] is not a[arange(n), idx]; bool vs integer idx",
-    2: "Basic slicing gives a view, advanced indexing a copy",
-    3: "Chained assignment a[m1][m2] = 0 does not write",
-    4: "x[idx] += 1 with duplicate indices adds once",
-    5: "nonzero() shape (z, ndim): empty (0, 1) breaks torch.cat",
-    6: "0-d tensors: t[3].shape == () cannot be concatenated",
-    7: "Recovering top-k values: a[topk_idx, arange(n)] vs a[topk_idx, :]",
-    8: "max() of an empty tensor raises",
+    1: N_("a[:, idx] is not a[arange(n), idx]; bool vs integer idx"),
+    2: N_("Basic slicing gives a view, advanced indexing a copy"),
+    3: N_("Chained assignment a[m1][m2] = 0 does not write"),
+    4: N_("x[idx] += 1 with duplicate indices adds once"),
+    5: N_("nonzero() shape (z, ndim): empty (0, 1) breaks torch.cat"),
+    6: N_("0-d tensors: t[3].shape == () cannot be concatenated"),
+    7: N_("Recovering top-k values: a[topk_idx, arange(n)] vs a[topk_idx, :]"),
+    8: N_("max() of an empty tensor raises"),
 }
+#: The pitfall menu's labels ("4. <title>"), written out so that each is one catalog message
+#: (a link carries the label; ui.links translates it by exact lookup).
+PITFALL_LABELS: dict[int, str] = {
+    1: N_("1. a[:, idx] is not a[arange(n), idx]; bool vs integer idx"),
+    2: N_("2. Basic slicing gives a view, advanced indexing a copy"),
+    3: N_("3. Chained assignment a[m1][m2] = 0 does not write"),
+    4: N_("4. x[idx] += 1 with duplicate indices adds once"),
+    5: N_("5. nonzero() shape (z, ndim): empty (0, 1) breaks torch.cat"),
+    6: N_("6. 0-d tensors: t[3].shape == () cannot be concatenated"),
+    7: N_("7. Recovering top-k values: a[topk_idx, arange(n)] vs a[topk_idx, :]"),
+    8: N_("8. max() of an empty tensor raises"),
+}
+assert all(PITFALL_LABELS[k] == f"{k}. {t}" for k, t in PITFALL_TITLES.items())
 
 #: Where in the notes each pitfall is taught (``None``: the app adds it; the notes lack it).
 #: The demos draw their own tensors, so the page labels them variations of these examples.
@@ -1921,6 +2315,13 @@ def _shape(t: torch.Tensor) -> str:
     return str(tuple(t.shape))
 
 
+def _shape_of(t: torch.Tensor, values: str | None = None) -> T:
+    """A table cell: ``"shape (2, 3)"``, or ``"shape (2, 3): [[...]]"`` with the values."""
+    if values is None:
+        return T("shape {shape}", shape=_shape(t))
+    return T("shape {shape}: {values}", shape=_shape(t), values=values)
+
+
 def run_pitfall(number: int, seed: int = 0, n: int = 4) -> PitfallDemo:
     """Run pitfall ``number`` (1..8) on small tensors drawn from ``seed``; ``n`` in 2..6 rows.
 
@@ -1928,9 +2329,19 @@ def run_pitfall(number: int, seed: int = 0, n: int = 4) -> PitfallDemo:
         IndexingError: unknown number or ``n`` outside 2..6.
     """
     if number not in PITFALL_TITLES:
-        raise IndexingError(f"pitfall number must be 1 to 8, got {number!r}")
+        raise IndexingError(
+            T(
+                "pitfall number must be 1 to 8, got {number!r}",
+                number=number,
+            )
+        )
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 6:
-        raise IndexingError(f"n must be a whole number from 2 to 6, got {n!r}")
+        raise IndexingError(
+            T(
+                "n must be a whole number from 2 to 6, got {n!r}",
+                n=n,
+            )
+        )
     g = torch.Generator().manual_seed(int(seed))
     return dataclasses.replace(_PITFALLS[number](g, n), ref=PITFALL_REFS[number])
 
@@ -1964,23 +2375,31 @@ print(by_mask.shape, by_int.shape)
     return PitfallDemo(
         1,
         PITFALL_TITLES[1],
-        "Two integer tensors index *together* (pairwise); a slice ':' keeps a whole dim and "
-        "combines with every idx value. A bool mask selects, the same mask as 0/1 integers "
-        "picks columns 0 and 1.",
+        N_(
+            "Two integer tensors index *together* (pairwise); a slice ':' keeps a whole dim and "
+            "combines with every idx value. A bool mask selects, the same mask as 0/1 integers "
+            "picks columns 0 and 1."
+        ),
         code,
         {"wrong": wrong, "right": right, "by_mask": by_mask, "by_int": by_int},
         (
             ("a", tensor_literal(a)),
             ("idx", tensor_literal(idx)),
-            ("a[:, idx]", f"shape {_shape(wrong)}: {tensor_literal(wrong)}"),
-            ("a[torch.arange(n), idx]", f"shape {_shape(right)}: {tensor_literal(right)}"),
+            ("a[:, idx]", _shape_of(wrong, tensor_literal(wrong))),
+            ("a[torch.arange(n), idx]", _shape_of(right, tensor_literal(right))),
             ("mask", tensor_literal(mask)),
-            ("a[:, mask]", f"shape {_shape(by_mask)}"),
-            ("a[:, mask.long()]", f"shape {_shape(by_int)}"),
+            ("a[:, mask]", _shape_of(by_mask)),
+            ("a[:, mask.long()]", _shape_of(by_int)),
         ),
-        f"a[:, idx] has shape {_shape(wrong)}, a[arange(n), idx] has {_shape(right)}; the wanted "
-        f"values are the diagonal of the first: {diag_ok}. Mask: {_shape(by_mask)} vs integer "
-        f"0/1: {_shape(by_int)}.",
+        T(
+            "a[:, idx] has shape {wrong}, a[arange(n), idx] has {right}; the wanted values are "
+            "the diagonal of the first: {diag_ok}. Mask: {by_mask} vs integer 0/1: {by_int}.",
+            wrong=_shape(wrong),
+            right=_shape(right),
+            diag_ok=diag_ok,
+            by_mask=_shape(by_mask),
+            by_int=_shape(by_int),
+        ),
         bool(holds),
     )
 
@@ -2013,22 +2432,41 @@ print(a_after)
     return PitfallDemo(
         2,
         PITFALL_TITLES[2],
-        "A view shares the original's storage (same data_ptr, its own offset and strides), so "
-        "writes go through. Advanced indexing allocates new storage.",
+        N_(
+            "A view shares the original's storage (same data_ptr, its own offset and strides), "
+            "so writes go through. Advanced indexing allocates new storage."
+        ),
         code,
         {"a_after": a_after},
         (
-            ("a before", tensor_literal(original)),
+            (N_("a before"), tensor_literal(original)),
             (
                 "v = a[1:, ::2]",
-                f"same storage: {v_ptr_same}, storage_offset {v_offset}, "
-                f"stride {tuple(v.stride())}",
+                T(
+                    "same storage: {same}, storage_offset {offset}, stride {stride}",
+                    same=v_ptr_same,
+                    offset=v_offset,
+                    stride=tuple(v.stride()),
+                ),
             ),
-            ("c = a[[0, 1]]", f"same storage: {c_ptr_same}, storage_offset {c.storage_offset()}"),
-            ("a after v[0,0]=100 and c[0,0]=-1", tensor_literal(a_after)),
+            (
+                "c = a[[0, 1]]",
+                T(
+                    "same storage: {same}, storage_offset {offset}",
+                    same=c_ptr_same,
+                    offset=c.storage_offset(),
+                ),
+            ),
+            (N_("a after v[0,0]=100 and c[0,0]=-1"), tensor_literal(a_after)),
         ),
-        f"View shares storage: {v_ptr_same}; writing through it changed a[1, 0]: {view_wrote}. "
-        f"Copy shares storage: {c_ptr_same}; writing it changed a[0, 0]: {copy_wrote}.",
+        T(
+            "View shares storage: {v_same}; writing through it changed a[1, 0]: {view_wrote}. "
+            "Copy shares storage: {c_same}; writing it changed a[0, 0]: {copy_wrote}.",
+            v_same=v_ptr_same,
+            view_wrote=view_wrote,
+            c_same=c_ptr_same,
+            copy_wrote=copy_wrote,
+        ),
         bool(v_ptr_same and view_wrote and not c_ptr_same and not copy_wrote),
     )
 
@@ -2068,19 +2506,26 @@ print(fixed)
     return PitfallDemo(
         3,
         PITFALL_TITLES[3],
-        "a[m1] with a mask is advanced indexing, i.e. a copy; the second [m2] = 0 writes into "
-        "that temporary copy. Compose the indices first and index once.",
+        N_(
+            "a[m1] with a mask is advanced indexing, i.e. a copy; the second [m2] = 0 writes "
+            "into that temporary copy. Compose the indices first and index once."
+        ),
         code,
         {"chained": chained, "fixed": fixed},
         (
             ("a", tensor_literal(a)),
             ("m1 = a > 4", tensor_literal(m1)),
-            ("m2 (over a[m1])", tensor_literal(m2)),
-            ("after a[m1][m2] = 0", tensor_literal(chained)),
-            ("after a[idx[m2]] = 0", tensor_literal(fixed)),
+            (N_("m2 (over a[m1])"), tensor_literal(m2)),
+            (N_("after a[m1][m2] = 0"), tensor_literal(chained)),
+            (N_("after a[idx[m2]] = 0"), tensor_literal(fixed)),
         ),
-        f"a[m1][m2] = 0 changed {chained_changed} element(s); a[idx[m2]] = 0 changed "
-        f"{fixed_changed} (expected {int(m2.sum())}).",
+        T(
+            "a[m1][m2] = 0 changed {chained} element(s); a[idx[m2]] = 0 changed {fixed} "
+            "(expected {expected}).",
+            chained=chained_changed,
+            fixed=fixed_changed,
+            expected=int(m2.sum()),
+        ),
         chained_changed == 0 and fixed_changed == int(m2.sum()),
     )
 
@@ -2113,8 +2558,10 @@ print(plus, put, add, counts)
     return PitfallDemo(
         4,
         PITFALL_TITLES[4],
-        "x[idx] += 1 is x[idx] = x[idx] + 1: one gather, one add, one scatter, so duplicates "
-        "overwrite each other. Accumulating ops add every time.",
+        N_(
+            "x[idx] += 1 is x[idx] = x[idx] + 1: one gather, one add, one scatter, so "
+            "duplicates overwrite each other. Accumulating ops add every time."
+        ),
         code,
         {"plus": plus, "put": put, "add": add, "counts": counts},
         (
@@ -2122,10 +2569,15 @@ print(plus, put, add, counts)
             ("x[idx] += 1", tensor_literal(plus)),
             ("index_put_(accumulate=True)", tensor_literal(put)),
             ("index_add_", tensor_literal(add)),
-            ("bincount (truth)", tensor_literal(counts)),
+            (N_("bincount (truth)"), tensor_literal(counts)),
         ),
-        f"x[idx] += 1 matches the counts: {torch.equal(plus, counts)}; index_put_(accumulate=True):"
-        f" {torch.equal(put, counts)}; index_add_: {torch.equal(add, counts)}.",
+        T(
+            "x[idx] += 1 matches the counts: {plus}; index_put_(accumulate=True): {put}; "
+            "index_add_: {add}.",
+            plus=torch.equal(plus, counts),
+            put=torch.equal(put, counts),
+            add=torch.equal(add, counts),
+        ),
         bool(ok),
     )
 
@@ -2157,21 +2609,34 @@ print(fixed, where_cat)
     return PitfallDemo(
         5,
         PITFALL_TITLES[5],
-        "nonzero(as_tuple=False) returns one row per hit and one column per dim, so even an "
-        "empty result is 2-D. squeeze(1) or torch.where / as_tuple=True give 1-D indices.",
+        N_(
+            "nonzero(as_tuple=False) returns one row per hit and one column per dim, so even an "
+            "empty result is 2-D. squeeze(1) or torch.where / as_tuple=True give 1-D indices."
+        ),
         code,
         {"found": found, "empty": empty, "error": err, "fixed": fixed, "where_cat": where_cat},
         (
             ("t", tensor_literal(t)),
-            ("nonzero(t > 5)", f"shape {_shape(found)}"),
-            ("nonzero(t > 100)", f"shape {_shape(empty)}"),
-            ("torch.cat([empty, kept])", f"RuntimeError: {err}" if err else "no error"),
+            ("nonzero(t > 5)", _shape_of(found)),
+            ("nonzero(t > 100)", _shape_of(empty)),
+            ("torch.cat([empty, kept])", f"RuntimeError: {err}" if err else N_("no error")),
             ("torch.cat([empty.squeeze(1), kept])", tensor_literal(fixed)),
-            ("torch.where(t > 100)[0]", f"shape {_shape(where_empty)}"),
+            ("torch.where(t > 100)[0]", _shape_of(where_empty)),
         ),
-        f"nonzero gives shape {_shape(found)} (z, ndim); the empty one is {_shape(empty)} and "
-        f"torch.cat {'fails' if err else 'works'}; after squeeze(1) it gives "
-        f"{tensor_literal(fixed)}.",
+        T(
+            N_(
+                "nonzero gives shape {found} (z, ndim); the empty one is {empty} and torch.cat "
+                "fails; after squeeze(1) it gives {fixed}."
+            )
+            if err
+            else N_(
+                "nonzero gives shape {found} (z, ndim); the empty one is {empty} and torch.cat "
+                "works; after squeeze(1) it gives {fixed}."
+            ),
+            found=_shape(found),
+            empty=_shape(empty),
+            fixed=tensor_literal(fixed),
+        ),
         bool(err) and tuple(empty.shape) == (0, 1),
     )
 
@@ -2198,19 +2663,32 @@ print(stacked, sliced)
     return PitfallDemo(
         6,
         PITFALL_TITLES[6],
-        "An integer index removes its dim; for a 1-D tensor you get a 0-d tensor, which has "
-        "no dim to concatenate along. Use a slice t[3:4], unsqueeze, or torch.stack.",
+        N_(
+            "An integer index removes its dim; for a 1-D tensor you get a 0-d tensor, which has "
+            "no dim to concatenate along. Use a slice t[3:4], unsqueeze, or torch.stack."
+        ),
         code,
         {"error": err, "stacked": stacked, "sliced": sliced},
         (
             ("t", tensor_literal(t)),
             ("t[3].shape", str(tuple(item.shape))),
-            ("torch.cat([t[3], t[1]])", f"RuntimeError: {err}" if err else "no error"),
+            ("torch.cat([t[3], t[1]])", f"RuntimeError: {err}" if err else N_("no error")),
             ("torch.stack([t[3], t[1]])", tensor_literal(stacked)),
             ("torch.cat([t[3:4], t[1:2]])", tensor_literal(sliced)),
         ),
-        f"t[3].shape == {tuple(item.shape)}; torch.cat of 0-d tensors "
-        f"{'raises' if err else 'works'}; stack and slices give {tensor_literal(stacked)}.",
+        T(
+            N_(
+                "t[3].shape == {shape}; torch.cat of 0-d tensors raises; stack and slices give "
+                "{stacked}."
+            )
+            if err
+            else N_(
+                "t[3].shape == {shape}; torch.cat of 0-d tensors works; stack and slices give "
+                "{stacked}."
+            ),
+            shape=tuple(item.shape),
+            stacked=tensor_literal(stacked),
+        ),
         tuple(item.shape) == () and bool(err),
     )
 
@@ -2235,20 +2713,27 @@ print(torch.equal(right, vals), wrong.shape)
     return PitfallDemo(
         7,
         PITFALL_TITLES[7],
-        "topk along dim 0 returns row numbers per column; pair each with its column "
-        "(arange(n) broadcasts against topk_idx) or use gather.",
+        N_(
+            "topk along dim 0 returns row numbers per column; pair each with its column "
+            "(arange(n) broadcasts against topk_idx) or use gather."
+        ),
         code,
         {"vals": vals, "right": right, "wrong": wrong, "gathered": gathered},
         (
             ("a", tensor_literal(a)),
             ("topk_idx", tensor_literal(topk_idx)),
             ("vals", tensor_literal(vals)),
-            ("a[topk_idx, torch.arange(n)]", f"shape {_shape(right)}: {tensor_literal(right)}"),
-            ("a[topk_idx, :]", f"shape {_shape(wrong)}"),
+            ("a[topk_idx, torch.arange(n)]", _shape_of(right, tensor_literal(right))),
+            ("a[topk_idx, :]", _shape_of(wrong)),
         ),
-        f"a[topk_idx, arange(n)] equals vals: {ok_right} (gather too: "
-        f"{torch.equal(gathered, vals)}); a[topk_idx, :] has shape {_shape(wrong)} instead of "
-        f"{_shape(vals)}.",
+        T(
+            "a[topk_idx, arange(n)] equals vals: {ok_right} (gather too: {ok_gather}); "
+            "a[topk_idx, :] has shape {wrong} instead of {vals}.",
+            ok_right=ok_right,
+            ok_gather=torch.equal(gathered, vals),
+            wrong=_shape(wrong),
+            vals=_shape(vals),
+        ),
         ok_right and wrong.shape != vals.shape,
     )
 
@@ -2274,19 +2759,31 @@ print(safe)
     return PitfallDemo(
         8,
         PITFALL_TITLES[8],
-        "A reduction without identity (max, min, argmax) has no answer for zero elements. "
-        "Check numel() first, or reduce with a fallback value.",
+        N_(
+            "A reduction without identity (max, min, argmax) has no answer for zero elements. "
+            "Check numel() first, or reduce with a fallback value."
+        ),
         code,
         {"empty": empty, "error": err, "safe": safe},
         (
             ("t", tensor_literal(t)),
-            ("t[t > 2]", f"shape {_shape(empty)}"),
-            ("t[t > 2].max()", f"RuntimeError: {err}" if err else "no error"),
-            ("t[t > 2].max(dim=0)", f"RuntimeError: {along_dim_err}" if along_dim_err else "works"),
-            ("with a numel() check", format_value(safe)),
+            ("t[t > 2]", _shape_of(empty)),
+            ("t[t > 2].max()", f"RuntimeError: {err}" if err else N_("no error")),
+            (
+                "t[t > 2].max(dim=0)",
+                f"RuntimeError: {along_dim_err}" if along_dim_err else N_("works"),
+            ),
+            (N_("with a numel() check"), format_value(safe)),
         ),
-        f"max() of a tensor of shape {_shape(empty)} {'raises' if err else 'works'}; "
-        f"the guarded version returns {format_value(safe)}.",
+        T(
+            N_("max() of a tensor of shape {shape} raises; the guarded version returns {safe}.")
+            if err
+            else N_(
+                "max() of a tensor of shape {shape} works; the guarded version returns {safe}."
+            ),
+            shape=_shape(empty),
+            safe=format_value(safe),
+        ),
         bool(err),
     )
 
@@ -2299,14 +2796,14 @@ _PITFALLS = {1: _p1, 2: _p2, 3: _p3, 4: _p4, 5: _p5, 6: _p6, 7: _p7, 8: _p8}
 # --------------------------------------------------------------------------------------------
 
 INDEX_PRESETS: dict[str, str] = {
-    "x[1:, ::2]  basic slicing (view)": "1:, ::2",
-    "x[:, [0, 2]]  integer list (copy)": ":, [0, 2]",
-    "x[[0, 2], [1, 3]]  pairs": "[0, 2], [1, 3]",
-    "x[[True, False, True]]  boolean mask": "[True, False, True]",
-    "x[1]  integer (view, one dim fewer)": "1",
-    "x[..., -1]  ellipsis + negative": "..., -1",
-    "x[None, 1:3]  new axis": "None, 1:3",
-    "x[[[0], [2]], [1, 3]]  broadcast pairs": "[[0], [2]], [1, 3]",
+    N_("x[1:, ::2]  basic slicing (view)"): "1:, ::2",
+    N_("x[:, [0, 2]]  integer list (copy)"): ":, [0, 2]",
+    N_("x[[0, 2], [1, 3]]  pairs"): "[0, 2], [1, 3]",
+    N_("x[[True, False, True]]  boolean mask"): "[True, False, True]",
+    N_("x[1]  integer (view, one dim fewer)"): "1",
+    N_("x[..., -1]  ellipsis + negative"): "..., -1",
+    N_("x[None, 1:3]  new axis"): "None, 1:3",
+    N_("x[[[0], [2]], [1, 3]]  broadcast pairs"): "[[0], [2]], [1, 3]",
 }
 INDEX_DEFAULT_X = "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]"
 #: Largest x[...] result the page draws (the expression can grow the result beyond x).
@@ -2318,13 +2815,22 @@ def check_drawable(result: torch.Tensor) -> None:
     shape = tuple(result.shape)
     if result.dim() > 3:
         raise IndexingError(
-            f"x[...] gave a {result.dim()}-D result of shape {shape}; the page draws up to 3 dims: "
-            "use fewer None entries or fewer index lists"
+            T(
+                "x[...] gave a {ndim}-D result of shape {shape}; the page draws up to 3 dims: "
+                "use fewer None entries or fewer index lists",
+                ndim=result.dim(),
+                shape=shape,
+            )
         )
     if result.numel() > MAX_DRAWN_CELLS:
         raise IndexingError(
-            f"x[...] gave {result.numel()} elements (shape {shape}); the page draws up to "
-            f"{MAX_DRAWN_CELLS}: use shorter index lists"
+            T(
+                "x[...] gave {numel} elements (shape {shape}); the page draws up to "
+                "{MAX_DRAWN_CELLS}: use shorter index lists",
+                numel=result.numel(),
+                shape=shape,
+                MAX_DRAWN_CELLS=MAX_DRAWN_CELLS,
+            )
         )
 
 
@@ -2393,23 +2899,29 @@ def _gather_unique_callout() -> NotesCallout:
     run = run_live(GATHER_DUPLICATES_CODE)
     confirmed = not run.raised and run.output == "[[1, 1], [6, 4]]"
     if run.raised:
-        today = f"torch {run.torch_version} refuses repeated index values in a row: {run.error}."
+        today = N_("torch {version} refuses repeated index values in a row: {error}.")
+        today_args = (
+            ("version", str(run.torch_version)),
+            ("error", str(run.error)),
+        )
     else:
-        today = (
-            f"gather accepts repeated values in a row: index [[0, 0], [2, 0]] (0 twice in row "
-            f"0) gave {run.output}, reading input[0][0] twice. Only the range rule holds (0 to "
+        today = N_(
+            "gather accepts repeated values in a row: index [[0, 0], [2, 0]] (0 twice in row 0) "
+            "gave {output}, reading input[0][0] twice. Only the range rule holds (0 to "
             "input.size(dim) - 1). The uniqueness sentence comes from old scatter_ docs, where "
             "repeated values in a row send two writes to one cell; gather only reads."
         )
+        today_args = (("output", str(run.output)),)
     return NotesCallout(
         key="gather_unique_rows",
-        title="gather: index values in a row need not be unique",
+        title=N_("gather: index values in a row need not be unique"),
         ref=NotesRef.parse("002:1056"),
         quote_zh="all values in a row along the specified dimension param_dim must be unique",
         gloss_en="For gather, all index values in a row along dim must be unique (the next "
         "line of the notes says this half of the sentence was not understood).",
         verdict=verdict_if(confirmed, "wrong"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -2420,22 +2932,28 @@ def _pitfall1_recipe_callout() -> NotesCallout:
     whole, heading = (printed + ["?", "?"])[:2]
     confirmed = run.raised and "shape mismatch" in (run.error or "")
     if run.raised:
-        today = (
-            f"With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values) the recipe raises "
-            f"{run.error}. Two index tensors pair up element by element, so torch.arange(4) "
-            f"and 3 column numbers cannot pair. tmp_a[:, tmp_b_inds] has shape {whole} (every "
-            f"row, each listed column); the heading's form tmp_a[torch.arange(len(tmp_b_inds)), "
-            f"tmp_b_inds] runs but pairs only rows 0-2: {heading}. The pairwise form needs one "
-            "column number per row."
+        today = N_(
+            "With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values) the recipe raises "
+            "{error}. Two index tensors pair up element by element, so torch.arange(4) and 3 "
+            "column numbers cannot pair. tmp_a[:, tmp_b_inds] has shape {whole} (every row, each "
+            "listed column); the heading's form tmp_a[torch.arange(len(tmp_b_inds)), tmp_b_inds] "
+            "runs but pairs only rows 0-2: {heading}. The pairwise form needs one column number "
+            "per row."
+        )
+        today_args = (
+            ("error", str(run.error)),
+            ("whole", str(whole)),
+            ("heading", str(heading)),
         )
     else:
-        today = (
-            f"The recipe ran without error here ({run.output}); the shapes in the notes "
-            "(4 rows, 3 indices) would be expected to make it fail."
+        today = N_(
+            "The recipe ran without error here ({output}); the shapes in the notes (4 rows, 3 "
+            "indices) would be expected to make it fail."
         )
+        today_args = (("output", str(run.output)),)
     return NotesCallout(
         key="pitfall1_arange_recipe",
-        title="Pitfall 1: the notes' tmp_a[torch.arange(4), tmp_b_inds] raises",
+        title=N_("Pitfall 1: the notes' tmp_a[torch.arange(4), tmp_b_inds] raises"),
         ref=NotesRef.parse("002:421-430"),
         quote_zh="tmp_a[:, tmp_b_inds]会得不到期望的结果, 应改用tmp_a[torch.arange(4), tmp_b_inds]",
         gloss_en="(tmp_a has shape [4, 3], the integer tmp_b_inds shape [3].) tmp_a[:, "
@@ -2443,6 +2961,7 @@ def _pitfall1_recipe_callout() -> NotesCallout:
         "instead.",
         verdict=verdict_if(confirmed, "wrong"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -2453,27 +2972,36 @@ def _chained_slice_callout() -> NotesCallout:
     written, masked = (printed + ["?", "?"])[:2]
     confirmed = not run.raised and written == "-7"
     if confirmed:
-        today = (
-            f"a[1:][0][2] = -7 wrote into a: a[1][2] is now {written}. A chain of indexing "
-            "writes through when every step before the last is basic indexing (slices and "
-            "ints give views), as in the notes' own tmp_a[sub_splice1][ssub_splice2] with "
-            "slices. The write is lost only when an earlier step is advanced indexing (a mask "
-            f"or an index tensor gives a copy): after b[b > 5][0] = -7, b holds -7: {masked}."
+        today = N_(
+            "a[1:][0][2] = -7 wrote into a: a[1][2] is now {written}. A chain of indexing writes "
+            "through when every step before the last is basic indexing (slices and ints give "
+            "views), as in the notes' own tmp_a[sub_splice1][ssub_splice2] with slices. The "
+            "write is lost only when an earlier step is advanced indexing (a mask or an index "
+            "tensor gives a copy): after b[b > 5][0] = -7, b holds -7: {masked}."
+        )
+        today_args = (
+            ("written", str(written)),
+            ("masked", str(masked)),
         )
     else:
-        today = (
-            f"a[1:][0][2] = -7 left a[1][2] at {written}: chained assignment through slices "
-            f"did not write here. ({run.transcript})"
+        today = N_(
+            "a[1:][0][2] = -7 left a[1][2] at {written}: chained assignment through slices did "
+            "not write here. ({transcript})"
+        )
+        today_args = (
+            ("written", str(written)),
+            ("transcript", str(run.transcript)),
         )
     return NotesCallout(
         key="chained_slice_assignment",
-        title="Chained assignment through slices does write",
+        title=N_("Chained assignment through slices does write"),
         ref=NotesRef.parse("002:537-539"),
         quote_zh="切记只能使用一层索引, 使用多层索引不改变张量的值",
         gloss_en="When assigning into an indexed tensor, use only one level of indexing: with "
         "several levels (tmp_a[sub_splice1][ssub_splice2] = 0.) the tensor does not change.",
         verdict=verdict_if(confirmed, "wrong"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -2483,27 +3011,38 @@ def _gather_error_callout() -> NotesCallout:
     # Out of date when torch refuses index 3 with today's message, not the notes' old one.
     confirmed = bool(run.raised and run.error and "index 3 is out of bounds" in run.error)
     if run.raised and run.error and "Invalid index in gather" not in run.error:
-        today = (
-            f"torch {run.torch_version} still refuses index 3, with another message: "
-            f"{run.error}. It names the bad value, the dim and its size. The notes' message "
-            "came from the old TH backend (TH/generic/THTensorEvenMoreMath.cpp in its traceback)."
+        today = N_(
+            "torch {version} still refuses index 3, with another message: {error}. It names the "
+            "bad value, the dim and its size. The notes' message came from the old TH backend "
+            "(TH/generic/THTensorEvenMoreMath.cpp in its traceback)."
+        )
+        today_args = (
+            ("version", str(run.torch_version)),
+            ("error", str(run.error)),
         )
     elif run.raised:
-        today = f"torch {run.torch_version} still prints the notes' message: {run.error}."
+        today = N_("torch {version} still prints the notes' message: {error}.")
+        today_args = (
+            ("version", str(run.torch_version)),
+            ("error", str(run.error)),
+        )
     else:
         today = (
-            f"torch {run.torch_version} no longer raises for index 3: it printed "
-            f"{run.output or 'nothing'}."
+            N_("torch {version} no longer raises for index 3: it printed {output}.")
+            if run.output
+            else N_("torch {version} no longer raises for index 3: it printed nothing.")
         )
+        today_args = (("version", str(run.torch_version)), ("output", str(run.output)))
     return NotesCallout(
         key="gather_error_text",
-        title="gather's out-of-range error: the notes show an old message",
+        title=N_("gather's out-of-range error: the notes show an old message"),
         ref=NotesRef.parse("002:1041-1047"),
         quote_zh=NOTES_GATHER_ERROR,
         gloss_en="torch.gather with index 3 on rows of 3 values fails with 'Invalid index in "
         "gather' (followed by a path into TH/generic/THTensorEvenMoreMath.cpp).",
         verdict=verdict_if(confirmed, "out of date"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.notes import LiveRun, NotesCallout, NotesRef, run_live, verdict_if
+from core.text import N_, T
 
 #: The separator between an expression and its result in a demo's printed output.
 ARROW = " -> "
@@ -67,6 +68,9 @@ class PitfallDemo:
     results: tuple[tuple[str, str], ...]
     verdict: str
     matches_notes: bool | None = None
+    #: The sentences of ``verdict`` (each a :class:`core.text.T` or marked string), for a page
+    #: that translates them one by one; empty when ``verdict`` is one sentence.
+    verdict_parts: tuple[str, ...] = ()
 
     def result(self, label: str) -> str:
         """The result printed for ``label``; ``KeyError`` if the snippet printed none."""
@@ -103,7 +107,7 @@ class ViewReshapeDemo:
     view_error: str | None
     reshape_shares_storage: bool
     verdict: str
-    title: str = "view vs reshape on a permuted tensor"
+    title: str = N_("view vs reshape on a permuted tensor")
     ref: NotesRef = NotesRef("004", 117, 132)
 
     @property
@@ -238,26 +242,31 @@ def item_on_empty_demo() -> PitfallDemo:
     differs = _compare(results, notes_printed)
     if _raised(item):
         if same_print(item, NOTES_ITEM_ERROR):
-            verdict = (
-                f".item() needs exactly one element; on this empty tensor it raises {item}, "
-                "as the notes show."
+            verdict = T(
+                ".item() needs exactly one element; on this empty tensor it raises {item}, "
+                "as the notes show.",
+                item=item,
+            )
+        elif same_print(as_float, NOTES_ITEM_ERROR):
+            verdict = T(
+                ".item() needs exactly one element; on this empty tensor it raises {item} "
+                "today, not the notes' ValueError (float(t) still raises the notes' "
+                "ValueError). Check t.numel() == 1 first, or use t.tolist().",
+                item=item,
             )
         else:
-            still = (
-                "float(t) still raises the notes' ValueError"
-                if same_print(as_float, NOTES_ITEM_ERROR)
-                else f"float(t) raises {as_float}"
-            )
-            verdict = (
-                f".item() needs exactly one element; on this empty tensor it raises {item} "
-                f"today, not the notes' ValueError ({still}). Check t.numel() == 1 first, "
-                "or use t.tolist()."
+            verdict = T(
+                ".item() needs exactly one element; on this empty tensor it raises {item} "
+                "today, not the notes' ValueError (float(t) raises {as_float}). Check "
+                "t.numel() == 1 first, or use t.tolist().",
+                item=item,
+                as_float=as_float,
             )
     else:
-        verdict = f".item() on the empty tensor returned {item} instead of raising."
+        verdict = T(".item() on the empty tensor returned {item} instead of raising.", item=item)
     return PitfallDemo(
         "item_empty",
-        ".item() on an empty tensor",
+        N_(".item() on an empty tensor"),
         ITEM_REF,
         True,
         ITEM_CODE,
@@ -317,41 +326,59 @@ def chained_comparison_demo(one_value: int = 3) -> PitfallDemo:
     parts: list[str] = []
     if _raised(chained):
         parts.append(
-            f"0 < tmp_a < 2 raised {chained}: Python runs it as (0 < tmp_a) and (tmp_a < 2), "
-            "and `and` needs bool() of a 10-element tensor."
+            T(
+                "0 < tmp_a < 2 raised {chained}: Python runs it as (0 < tmp_a) and (tmp_a < 2), "
+                "and `and` needs bool() of a 10-element tensor.",
+                chained=chained,
+            )
         )
     else:
-        parts.append(f"0 < tmp_a < 2 gave {_first_line(chained)} without raising.")
+        parts.append(T("0 < tmp_a < 2 gave {result} without raising.", result=_first_line(chained)))
     if _raised(amp):
         parts.append(
-            f"tmp_a > 0 & tmp_a < 2 raised {_raised(amp)} too: & binds tighter than >, so it "
-            f"is tmp_a > (0 & tmp_a) < 2, another chained comparison "
-            f"(0 & tmp_a is all zeros)."
+            T(
+                "tmp_a > 0 & tmp_a < 2 raised {error} too: & binds tighter than >, so it "
+                "is tmp_a > (0 & tmp_a) < 2, another chained comparison "
+                "(0 & tmp_a is all zeros).",
+                error=_raised(amp),
+            )
         )
     else:
-        parts.append(f"tmp_a > 0 & tmp_a < 2 gave {_first_line(amp)} without raising.")
+        parts.append(
+            T("tmp_a > 0 & tmp_a < 2 gave {result} without raising.", result=_first_line(amp))
+        )
     one_amp = got.get("one > 0 & one < 2", "")
     one_right = got.get("(one > 0) & (one < 2)", "")
     if not _raised(one_amp) and not same_print(one_amp, one_right):
         parts.append(
-            f"On one = tensor([{one_value}]) nothing raises and one > 0 & one < 2 gives "
-            f"{one_amp} where the right form gives {one_right}: silently wrong."
+            T(
+                "On one = tensor([{one_value}]) nothing raises and one > 0 & one < 2 gives "
+                "{one_amp} where the right form gives {one_right}: silently wrong.",
+                one_value=one_value,
+                one_amp=one_amp,
+                one_right=one_right,
+            )
         )
     elif not _raised(one_amp):
         parts.append(
-            f"On one = tensor([{one_value}]) nothing raises, and one > 0 & one < 2 happens "
-            f"to agree with the right form ({one_right})."
+            T(
+                "On one = tensor([{one_value}]) nothing raises, and one > 0 & one < 2 happens "
+                "to agree with the right form ({one_right}).",
+                one_value=one_value,
+                one_right=one_right,
+            )
         )
-    parts.append("Write (tmp_a > 0) & (tmp_a < 2), as the notes' 正确写法 does.")
+    parts.append(N_("Write (tmp_a > 0) & (tmp_a < 2), as the notes' 正确写法 does."))
     return PitfallDemo(
         "chained_comparison",
-        "0 < a < 2 and a > 0 & a < 2",
+        N_("0 < a < 2 and a > 0 & a < 2"),
         COMPARISON_REF,
         False,
         code,
         run,
         results,
         " ".join(parts),
+        verdict_parts=tuple(parts),
     )
 
 
@@ -433,35 +460,48 @@ def zero_dim_index_demo(tmp_a: Sequence[int] = NOTES_ZERO_DIM_TMP_A) -> PitfallD
     parts: list[str] = []
     if _raised(bad_mask):
         parts.append(
-            f"tmp_sub_a_1 has shape torch.Size([]); a mask of shape "
-            f"{got.get('mask_sub_a_2.shape', '?')} asks it for a dimension it lacks: "
-            f"{bad_mask}."
+            T(
+                "tmp_sub_a_1 has shape torch.Size([]); a mask of shape {shape} asks it for a "
+                "dimension it lacks: {error}.",
+                shape=got.get("mask_sub_a_2.shape", "?"),
+                error=bad_mask,
+            )
         )
     else:
-        parts.append(f"tmp_sub_a_1[mask_sub_a_2] gave {_first_line(bad_mask)}.")
+        parts.append(T("tmp_sub_a_1[mask_sub_a_2] gave {result}.", result=_first_line(bad_mask)))
     if _raised(recipe):
         parts.append(
-            f"Here tmp_a[0] occurs {values.count(values[0])} times, so the notes' "
-            f"recommended tmp_a[inds_a] gives a mask of shape "
-            f"{got.get('mask_sub_a_3.shape', '?')} and raises as well: {recipe}."
+            T(
+                "Here tmp_a[0] occurs {count} times, so the notes' recommended tmp_a[inds_a] "
+                "gives a mask of shape {shape} and raises as well: {error}.",
+                count=values.count(values[0]),
+                shape=got.get("mask_sub_a_3.shape", "?"),
+                error=recipe,
+            )
         )
     else:
         parts.append(
-            f"The notes' recommended tmp_a[inds_a] gives a 0-d mask here "
-            f"({got.get('mask_sub_a_3.shape', '?')}), so tmp_sub_a_1[mask_sub_a_3] = "
-            f"{recipe}."
+            T(
+                "The notes' recommended tmp_a[inds_a] gives a 0-d mask here ({shape}), so "
+                "tmp_sub_a_1[mask_sub_a_3] = {result}.",
+                shape=got.get("mask_sub_a_3.shape", "?"),
+                result=recipe,
+            )
         )
-    parts.append("A 0-d tensor accepts only a 0-d mask (tensor(True) or tensor(False)).")
+    parts.append(N_("A 0-d tensor accepts only a 0-d mask (tensor(True) or tensor(False))."))
     if not differs:
-        parts.append(f"All {len(NOTES_ZERO_DIM_PRINTED)} results the notes print match.")
+        parts.append(T("All {n} results the notes print match.", n=len(NOTES_ZERO_DIM_PRINTED)))
     else:
         parts.append(
-            f"{len(differs)} of the {len(NOTES_ZERO_DIM_PRINTED)} results the notes print "
-            "differ for this tmp_a."
+            T(
+                "{n} of the {total} results the notes print differ for this tmp_a.",
+                n=len(differs),
+                total=len(NOTES_ZERO_DIM_PRINTED),
+            )
         )
     return PitfallDemo(
         "zero_dim_index",
-        "Boolean masks on a 0-d tensor",
+        N_("Boolean masks on a 0-d tensor"),
         ZERO_DIM_REF,
         False,
         code,
@@ -469,6 +509,7 @@ def zero_dim_index_demo(tmp_a: Sequence[int] = NOTES_ZERO_DIM_TMP_A) -> PitfallD
         results,
         " ".join(parts),
         matches_notes=not differs,
+        verdict_parts=tuple(parts),
     )
 
 
@@ -517,19 +558,27 @@ def view_order_demo() -> PitfallDemo:
     differs = _compare(results, NOTES_VIEW_PRINTED)
     no_contig = dict(results).get("tmp_a.transpose(1, 0).view(-1)", "")
     if not differs:
-        first = f"All {len(NOTES_VIEW_PRINTED)} results match the notes: view(-1) reads row by row."
-    else:
-        first = f"{len(differs)} results differ from the notes: {', '.join(differs)}."
-    if _raised(no_contig):
-        second = (
-            "Without .contiguous(), tmp_a.transpose(1, 0).view(-1) raises "
-            f"{_sentence(no_contig)} The column-wise order exists only in a copy."
+        first = T(
+            "All {n} results match the notes: view(-1) reads row by row.",
+            n=len(NOTES_VIEW_PRINTED),
         )
     else:
-        second = f"tmp_a.transpose(1, 0).view(-1) gave {_first_line(no_contig)}."
+        first = T(
+            "{n} results differ from the notes: {labels}.",
+            n=len(differs),
+            labels=", ".join(differs),
+        )
+    if _raised(no_contig):
+        second = T(
+            "Without .contiguous(), tmp_a.transpose(1, 0).view(-1) raises {error} The "
+            "column-wise order exists only in a copy.",
+            error=_sentence(no_contig),
+        )
+    else:
+        second = T("tmp_a.transpose(1, 0).view(-1) gave {result}.", result=_first_line(no_contig))
     return PitfallDemo(
         "view_order",
-        "view(-1) reads row by row",
+        N_("view(-1) reads row by row"),
         VIEW_ORDER_REF,
         True,
         VIEW_ORDER_CODE,
@@ -537,6 +586,7 @@ def view_order_demo() -> PitfallDemo:
         results,
         f"{first} {second}",
         matches_notes=not differs,
+        verdict_parts=(first, second),
     )
 
 
@@ -638,16 +688,35 @@ def view_or_reshape(
     dims = _check_shape(shape, "shape")
     order = tuple(perm)
     if sorted(order) != list(range(len(dims))):
-        raise ValueError(f"perm must be a permutation of 0..{len(dims) - 1}, got {perm!r}")
+        raise ValueError(
+            T(
+                "perm must be a permutation of 0..{high}, got {perm!r}",
+                high=len(dims) - 1,
+                perm=perm,
+            )
+        )
     target = tuple(new_shape)
     if not target or any(isinstance(d, bool) or not isinstance(d, int) for d in target):
-        raise ValueError(f"new_shape must be whole numbers, got {new_shape!r}")
+        raise ValueError(
+            T("new_shape must be whole numbers, got {new_shape!r}", new_shape=new_shape)
+        )
     if target.count(-1) > 1 or any(d < -1 or d == 0 for d in target):
-        raise ValueError(f"new_shape may hold one -1 and otherwise sizes >= 1, got {new_shape!r}")
+        raise ValueError(
+            T(
+                "new_shape may hold one -1 and otherwise sizes >= 1, got {new_shape!r}",
+                new_shape=new_shape,
+            )
+        )
     known = math.prod(d for d in target if d != -1)
     numel = math.prod(dims)
     if (-1 in target and numel % known) or (-1 not in target and known != numel):
-        raise ValueError(f"new_shape {new_shape!r} does not hold {numel} elements")
+        raise ValueError(
+            T(
+                "new_shape {new_shape!r} does not hold {numel} elements",
+                new_shape=new_shape,
+                numel=numel,
+            )
+        )
     code = view_reshape_code(dims, order, target)
     run = run_live(code)
     results = parse_results(run.output)
@@ -660,20 +729,44 @@ def view_or_reshape(
     stride = _tuple_of_ints(got.get("x.stride()", ""))
     permuted = tuple(dims[p] for p in order)
     if run.raised:
-        verdict = f"The snippet raised {run.error}."
+        verdict = T("The snippet raised {error}.", error=run.error)
     elif view_error is None:
-        how = "a contiguous" if contiguous else "this non-contiguous"
-        verdict = (
-            f"view({n}) worked on {how} tensor (shape {permuted}, stride {stride}): every new "
-            "dim is a piece of one old dim, or spans old dims laid out one after the other. "
-            f"reshape returned {'a view (same storage)' if shares else 'a copy'}."
-        )
+        template = {
+            (True, True): N_(
+                "view({n}) worked on a contiguous tensor (shape {shape}, stride {stride}): "
+                "every new dim is a piece of one old dim, or spans old dims laid out one after "
+                "the other. reshape returned a view (same storage)."
+            ),
+            (True, False): N_(
+                "view({n}) worked on a contiguous tensor (shape {shape}, stride {stride}): "
+                "every new dim is a piece of one old dim, or spans old dims laid out one after "
+                "the other. reshape returned a copy."
+            ),
+            (False, True): N_(
+                "view({n}) worked on this non-contiguous tensor (shape {shape}, stride "
+                "{stride}): every new dim is a piece of one old dim, or spans old dims laid out "
+                "one after the other. reshape returned a view (same storage)."
+            ),
+            (False, False): N_(
+                "view({n}) worked on this non-contiguous tensor (shape {shape}, stride "
+                "{stride}): every new dim is a piece of one old dim, or spans old dims laid out "
+                "one after the other. reshape returned a copy."
+            ),
+        }[(contiguous, shares)]
+        verdict = T(template, n=n, shape=permuted, stride=stride)
     else:
-        verdict = (
-            f"view({n}) refused: {_sentence(_first_line(view_error))} "
-            f"reshape({n}) {'shared the storage' if shares else 'made a copy (new storage)'}:"
-            " reshape is a view when it can be, and copies otherwise."
+        template = (
+            N_(
+                "view({n}) refused: {error} reshape({n}) shared the storage: reshape is a view "
+                "when it can be, and copies otherwise."
+            )
+            if shares
+            else N_(
+                "view({n}) refused: {error} reshape({n}) made a copy (new storage): reshape is "
+                "a view when it can be, and copies otherwise."
+            )
         )
+        verdict = T(template, n=n, error=_sentence(_first_line(view_error)))
     return ViewReshapeDemo(
         dims, order, target, code, run, results, contiguous, stride, view_error, shares, verdict
     )
@@ -690,10 +783,10 @@ NOTES_INPLACE_HINT = "with torch.autograd.set_detect_anomaly(True)."
 
 #: variant key -> (forward line, modification line, label). The first is the default.
 INPLACE_VARIANTS: dict[str, tuple[str, str, str]] = {
-    "sigmoid_iadd": ("y = torch.sigmoid(x)", "y += 1", "sigmoid, then y += 1"),
-    "sigmoid_slice": ("y = torch.sigmoid(x)", "y[0] = 0", "sigmoid, then y[0] = 0"),
-    "mul_iadd": ("y = x * 2", "y += 1", "x * 2, then y += 1"),
-    "sigmoid_out_of_place": ("y = torch.sigmoid(x)", "y = y + 1", "sigmoid, then y = y + 1"),
+    "sigmoid_iadd": ("y = torch.sigmoid(x)", "y += 1", N_("sigmoid, then y += 1")),
+    "sigmoid_slice": ("y = torch.sigmoid(x)", "y[0] = 0", N_("sigmoid, then y[0] = 0")),
+    "mul_iadd": ("y = x * 2", "y += 1", N_("x * 2, then y += 1")),
+    "sigmoid_out_of_place": ("y = torch.sigmoid(x)", "y = y + 1", N_("sigmoid, then y = y + 1")),
 }
 
 
@@ -733,29 +826,41 @@ def inplace_autograd_demo(variant: str = "sigmoid_iadd") -> PitfallDemo:
     backward = got.get("backward", "")
     if _raised(backward):
         op = re.search(r"which is output \d+ of ([\w:]+)", backward)
-        named = f" Today's message names the op: output of {op[1]}." if op else ""
-        hint = (
-            ""
-            if NOTES_INPLACE_HINT in backward
-            else " Its hint now reads set_detect_anomaly(True, check_nan=False)."
-            if "check_nan=False" in backward
-            else ""
-        )
-        verdict = (
-            f"backward raised: `{modify}` moved the saved tensor from version {before} to "
-            f"{after}, and `{forward}` needs that tensor unchanged for its gradient."
-            f"{named}{hint} Fix: write it out of place (y = y + 1), or modify a clone."
-        )
+        new_hint = NOTES_INPLACE_HINT not in backward and "check_nan=False" in backward
+        parts: list[str] = [
+            T(
+                "backward raised: `{modify}` moved the saved tensor from version {before} to "
+                "{after}, and `{forward}` needs that tensor unchanged for its gradient.",
+                modify=modify,
+                before=before,
+                after=after,
+                forward=forward,
+            )
+        ]
+        if op:
+            parts.append(T("Today's message names the op: output of {op}.", op=op[1]))
+        if new_hint:
+            parts.append(N_("Its hint now reads set_detect_anomaly(True, check_nan=False)."))
+        parts.append(N_("Fix: write it out of place (y = y + 1), or modify a clone."))
+        verdict = " ".join(parts)
     elif before != after:
-        verdict = (
-            f"backward ran ({backward}) although `{modify}` changed the tensor (version "
-            f"{before} -> {after}): `{forward}` keeps nothing of y for its gradient, so the "
-            "in-place change is harmless here."
+        verdict = T(
+            "backward ran ({backward}) although `{modify}` changed the tensor (version "
+            "{before} -> {after}): `{forward}` keeps nothing of y for its gradient, so the "
+            "in-place change is harmless here.",
+            backward=backward,
+            modify=modify,
+            before=before,
+            after=after,
+            forward=forward,
         )
     else:
-        verdict = (
-            f"backward ran ({backward}): `{modify}` makes a new tensor and the saved one "
-            f"stays at version {after}."
+        verdict = T(
+            "backward ran ({backward}): `{modify}` makes a new tensor and the saved one "
+            "stays at version {after}.",
+            backward=backward,
+            modify=modify,
+            after=after,
         )
     return PitfallDemo(
         "inplace_autograd",
@@ -766,6 +871,7 @@ def inplace_autograd_demo(variant: str = "sigmoid_iadd") -> PitfallDemo:
         run,
         results,
         verdict,
+        verdict_parts=tuple(parts) if _raised(backward) else (),
     )
 
 
@@ -814,23 +920,36 @@ def new_zeros_demo(row: int = 2) -> PitfallDemo:
     unchanged = got.get("tmp_a unchanged", "") == "True"
     slice_shares = got.get(f"tmp_a[{row}, :] shares tmp_a's storage", "") == "True"
     matches = same_print(tmp_b, NOTES_NEW_ZEROS_PRINTED) if row == 2 else None
-    parts = [
-        f"tmp_b is a new {got.get('tmp_b.dtype', '?')} tensor"
-        + (" with its own storage" if own else " that shares tmp_a's storage")
-        + (", and tmp_a is unchanged." if unchanged else ", and tmp_a changed!"),
-    ]
+    first = {
+        (True, True): N_(
+            "tmp_b is a new {dtype} tensor with its own storage, and tmp_a is unchanged."
+        ),
+        (True, False): N_("tmp_b is a new {dtype} tensor with its own storage, and tmp_a changed!"),
+        (False, True): N_(
+            "tmp_b is a new {dtype} tensor that shares tmp_a's storage, and tmp_a is unchanged."
+        ),
+        (False, False): N_(
+            "tmp_b is a new {dtype} tensor that shares tmp_a's storage, and tmp_a changed!"
+        ),
+    }[(own, unchanged)]
+    parts: list[str] = [T(first, dtype=got.get("tmp_b.dtype", "?"))]
     if slice_shares:
         parts.append(
-            f"tmp_a[{row}, :] itself is a view of tmp_a: writing into it would change tmp_a, "
-            "which is why the notes copy into a new tensor."
+            T(
+                "tmp_a[{row}, :] itself is a view of tmp_a: writing into it would change tmp_a, "
+                "which is why the notes copy into a new tensor.",
+                row=row,
+            )
         )
     if matches is not None:
         parts.append(
-            "tmp_b prints exactly as in the notes." if matches else "tmp_b differs from the notes."
+            N_("tmp_b prints exactly as in the notes.")
+            if matches
+            else N_("tmp_b differs from the notes.")
         )
     return PitfallDemo(
         "new_zeros",
-        "new_zeros + slice assignment",
+        N_("new_zeros + slice assignment"),
         NEW_ZEROS_REF,
         row == 2,
         code,
@@ -838,6 +957,7 @@ def new_zeros_demo(row: int = 2) -> PitfallDemo:
         results,
         " ".join(parts),
         matches_notes=matches,
+        verdict_parts=tuple(parts),
     )
 
 
@@ -903,18 +1023,24 @@ def _item_callout() -> NotesCallout:
     # Out of date only when .item() raises something other than the notes' printed error.
     confirmed = _raised(item) and not same_print(item, NOTES_ITEM_ERROR)
     if same_print(item, NOTES_ITEM_ERROR):
-        today = f".item() still raises {item}, as the notes show."
+        today = N_(".item() still raises {item}, as the notes show.")
+        today_args = (("item", str(item)),)
     elif _raised(item):
-        today = (
-            f".item() on the empty tensor now raises {item}; the notes' ValueError is what "
-            f"float(t) raises today ({as_float}). An `except ValueError` around .item() no "
-            "longer catches it: check t.numel() == 1 first."
+        today = N_(
+            ".item() on the empty tensor now raises {item}; the notes' ValueError is what "
+            "float(t) raises today ({as_float}). An `except ValueError` around .item() no longer "
+            "catches it: check t.numel() == 1 first."
+        )
+        today_args = (
+            ("item", str(item)),
+            ("as_float", str(as_float)),
         )
     else:
-        today = f".item() on the empty tensor returned {item} instead of raising."
+        today = N_(".item() on the empty tensor returned {item} instead of raising.")
+        today_args = (("item", str(item)),)
     return NotesCallout(
         key="item_empty_error",
-        title=".item() on an empty tensor: the error has changed",
+        title=N_(".item() on an empty tensor: the error has changed"),
         ref=NotesRef("002", 148),
         quote_zh=NOTES_ITEM_ERROR,
         gloss_en=(
@@ -923,6 +1049,7 @@ def _item_callout() -> NotesCallout:
         ),
         verdict=verdict_if(confirmed, "out of date"),
         today=today,
+        today_args=today_args,
         run=demo.run,
     )
 
@@ -935,17 +1062,27 @@ def _view_contiguous_callout() -> NotesCallout:
     confirmed = got.get("a.is_contiguous()") == "False" and bool(worked)
     if confirmed:
         today = (
-            f"view works on this transposed, non-contiguous tensor for {' and '.join(worked)}, "
-            "returning a view of the same storage. Since PyTorch 0.4 (pytorch/pytorch#4062) "
-            "view needs only strides compatible with the new shape: splitting a dim always "
-            "is, merging dims only when they lie one after the other in memory"
-            + (f"; {', '.join(refused)} is refused." if refused else ".")
+            N_(
+                "view works on this transposed, non-contiguous tensor for {worked}, returning a "
+                "view of the same storage. Since PyTorch 0.4 (pytorch/pytorch#4062) view needs "
+                "only strides compatible with the new shape: splitting a dim always is, merging "
+                "dims only when they lie one after the other in memory; {refused} is refused."
+            )
+            if refused
+            else N_(
+                "view works on this transposed, non-contiguous tensor for {worked}, returning a "
+                "view of the same storage. Since PyTorch 0.4 (pytorch/pytorch#4062) view needs "
+                "only strides compatible with the new shape: splitting a dim always is, merging "
+                "dims only when they lie one after the other in memory."
+            )
         )
+        today_args = (("worked", " and ".join(worked)), ("refused", ", ".join(refused)))
     else:
-        today = "view refused every new shape on the transposed tensor, as the notes say."
+        today = N_("view refused every new shape on the transposed tensor, as the notes say.")
+        today_args = ()
     return NotesCallout(
         key="view_needs_contiguous",
-        title="view after transpose: not always refused",
+        title=N_("view after transpose: not always refused"),
         ref=NotesRef("004", 119),
         quote_zh=(
             "view 函数只能用于 contiguous 后的 tensor 上，也就是只能用于内存中连续存储的 "
@@ -958,6 +1095,7 @@ def _view_contiguous_callout() -> NotesCallout:
         ),
         verdict=verdict_if(confirmed, "out of date"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -970,19 +1108,24 @@ def _view_example_callout() -> NotesCallout:
     confirmed = not run.raised and last.startswith("ran")
     if confirmed:
         today = (
-            f"Run as written, the last line does not raise ({last}): line 131 rebinds "
-            "`tensor` to reshape's result, a contiguous copy, so view(6, -1) on it works."
-            + (
-                f" The error needs view on the transposed tensor itself: {_sentence(itself)}"
-                if _raised(itself)
-                else ""
+            N_(
+                "Run as written, the last line does not raise ({last}): line 131 rebinds "
+                "`tensor` to reshape's result, a contiguous copy, so view(6, -1) on it works. "
+                "The error needs view on the transposed tensor itself: {itself}"
+            )
+            if _raised(itself)
+            else N_(
+                "Run as written, the last line does not raise ({last}): line 131 rebinds "
+                "`tensor` to reshape's result, a contiguous copy, so view(6, -1) on it works."
             )
         )
+        today_args = (("last", last), ("itself", _sentence(itself)))
     else:
-        today = f"The notes' last line raises as they say: {run.error or last}."
+        today = N_("The notes' last line raises as they say: {error}.")
+        today_args = (("error", str(run.error or last)),)
     return NotesCallout(
         key="view_example_never_raises",
-        title="The notes' view example does not raise",
+        title=N_("The notes' view example does not raise"),
         ref=NotesRef("004", 131, 132),
         quote_zh="tensor= tensor.view(6,-1) # 不能通过会有异常",
         gloss_en=(
@@ -991,6 +1134,7 @@ def _view_example_callout() -> NotesCallout:
         ),
         verdict=verdict_if(confirmed, "wrong"),
         today=today,
+        today_args=today_args,
         run=run,
     )
 
@@ -1000,20 +1144,26 @@ def _zero_dim_callout() -> NotesCallout:
     recipe = demo.result("tmp_sub_a_1[mask_sub_a_3]")
     shape = demo.result("mask_sub_a_3.shape")
     if _raised(recipe):
-        today = (
-            f"With tmp_a = tensor({list(TWO_MATCHES_TMP_A)}) (tmp_a[0] occurs twice), inds_a "
-            f"holds two indices, mask_sub_a_3 has shape {shape}, and tmp_sub_a_1[mask_sub_a_3] "
-            f"raises the same {recipe}. The recipe helps only when exactly one element "
-            "matches: a 0-d tensor takes only a 0-d mask."
+        today = N_(
+            "With tmp_a = tensor({tmp_a}) (tmp_a[0] occurs twice), inds_a holds two indices, "
+            "mask_sub_a_3 has shape {shape}, and tmp_sub_a_1[mask_sub_a_3] raises the same "
+            "{recipe}. The recipe helps only when exactly one element matches: a 0-d tensor "
+            "takes only a 0-d mask."
+        )
+        today_args = (
+            ("tmp_a", str(list(TWO_MATCHES_TMP_A))),
+            ("shape", str(shape)),
+            ("recipe", str(recipe)),
         )
     else:
-        today = (
-            f"With tmp_a[0] occurring twice, tmp_sub_a_1[mask_sub_a_3] gives "
-            f"{_first_line(recipe)}: the recipe holds here too."
+        today = N_(
+            "With tmp_a[0] occurring twice, tmp_sub_a_1[mask_sub_a_3] gives {result}: the recipe "
+            "holds here too."
         )
+        today_args = (("result", str(_first_line(recipe))),)
     return NotesCallout(
         key="zero_dim_mask_recipe",
-        title="tmp_a[inds_a] avoids the 0-d IndexError only for a single match",
+        title=N_("tmp_a[inds_a] avoids the 0-d IndexError only for a single match"),
         ref=NotesRef("002", 618),
         quote_zh=(
             "建议使用tmp_a[inds_a] > thr 而不是tmp_a[mask_a] > thr, 以免报错IndexError: "
@@ -1025,6 +1175,7 @@ def _zero_dim_callout() -> NotesCallout:
         ),
         verdict="incomplete",
         today=today,
+        today_args=today_args,
         run=demo.run,
     )
 

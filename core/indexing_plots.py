@@ -10,7 +10,7 @@ Every cell carries its full position in ``customdata`` (read back by
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -18,6 +18,12 @@ import torch
 from plotly import colors as pcolors
 
 from core.indexing import Pos, Trace, format_value
+from core.text import N_
+
+
+def _english(message: str) -> str:
+    return message
+
 
 #: Light qualitative colours (dark text stays readable on all of them).
 PALETTE: tuple[str, ...] = tuple(
@@ -128,6 +134,7 @@ def tensor_figure(
     marks: Mapping[Pos, str] | None = None,
     highlight: Iterable[Pos] = (),
     clickable: bool = False,
+    gettext: Callable[[str], str] = _english,
 ) -> go.Figure:
     """A heatmap-like grid of ``t`` (0-3 dims; 3-D as side-by-side slices ``[k]``).
 
@@ -139,6 +146,7 @@ def tensor_figure(
         highlight: positions framed in black (the sources of a clicked element).
         clickable: overlay invisible markers so that ``on_select`` reports clicks (plotly
             heatmaps themselves report no selection); each carries its position as customdata.
+        gettext: translates the figure's own words (hover hints); English by default.
 
     The figure is assembled as plain dicts and validated once (``make_subplots`` and per-cell
     ``add_shape`` calls made the page's rerun several times slower).
@@ -230,8 +238,10 @@ def tensor_figure(
                     "marker": {"color": "#000", "line": {"width": 0}, **invisible},
                     "selected": {"marker": invisible},
                     "unselected": {"marker": invisible},
-                    "hovertemplate": f"{title}%{{customdata}} = %{{hovertext}}: click to explain"
-                    "<extra></extra>",
+                    "hovertemplate": gettext(N_("{cell} = {value}: click to explain")).format(
+                        cell=f"{title}%{{customdata}}", value="%{hovertext}"
+                    )
+                    + "<extra></extra>",
                     "showlegend": False,
                 }
             )
@@ -252,7 +262,10 @@ def tensor_figure(
                     },
                     "selected": {"marker": invisible},
                     "unselected": {"marker": invisible},
-                    "hovertemplate": "click: explain out%{customdata}<extra></extra>",
+                    "hovertemplate": gettext(N_("click: explain {cell}")).format(
+                        cell="out%{customdata}"
+                    )
+                    + "<extra></extra>",
                     "showlegend": False,
                 }
             )
@@ -326,11 +339,16 @@ def tensor_figure(
     return go.Figure(data=data, layout=layout)
 
 
-def trace_figure(trace: Trace, name: str, highlight: Iterable[Pos] = ()) -> go.Figure:
+def trace_figure(
+    trace: Trace,
+    name: str,
+    highlight: Iterable[Pos] = (),
+    gettext: Callable[[str], str] = _english,
+) -> go.Figure:
     """One picture of a trace: operand ``name``, or ``"out"`` (clickable, collisions tagged).
 
     ``highlight`` lists the cells of that picture to frame in black. One picture per call, so
-    a page can build (and cache) each picture on its own.
+    a page can build (and cache) each picture on its own. ``gettext`` translates its words.
 
     Raises:
         ValueError: ``name`` is neither an operand of ``trace`` nor ``"out"``.
@@ -346,11 +364,16 @@ def trace_figure(trace: Trace, name: str, highlight: Iterable[Pos] = ()) -> go.F
             marks=coloring.marks,
             highlight=highlight,
             clickable=True,
+            gettext=gettext,
         )
     scalar = name == "src" and trace.scalar_src
-    title = "src (scalar)" if scalar else {"dest": "dest (before)"}.get(name, name)
+    title = N_("src (scalar)") if scalar else {"dest": N_("dest (before)")}.get(name, name)
     return tensor_figure(
-        trace.operands[name], title, colors=coloring.by_operand.get(name), highlight=highlight
+        trace.operands[name],
+        gettext(title) if title != name else title,
+        colors=coloring.by_operand.get(name),
+        highlight=highlight,
+        gettext=gettext,
     )
 
 

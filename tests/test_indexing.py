@@ -24,6 +24,7 @@ from core.indexing_plots import (
     tensor_figure,
     trace_figures,
 )
+from core.text import T
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -858,36 +859,72 @@ class TestNotesCallouts:
         c = callouts["gather_unique_rows"]
         assert c.verdict == "wrong" and str(c.ref) == "002:1056"
         assert not c.run.raised and c.run.output == "[[1, 1], [6, 4]]"
-        assert c.today.startswith("gather accepts repeated values in a row")
-        assert "gave [[1, 1], [6, 4]]" in c.today
+        assert c.today_text.startswith("gather accepts repeated values in a row")
+        assert "gave [[1, 1], [6, 4]]" in c.today_text
 
     def test_gather_error_text(self, callouts):
         c = callouts["gather_error_text"]
         assert c.verdict == "out of date" and c.quote_zh == ix.NOTES_GATHER_ERROR
         assert c.run.error == "RuntimeError: index 3 is out of bounds for dimension 1 with size 3"
-        assert "still refuses index 3, with another message" in c.today
-        assert c.run.error in c.today and "Invalid index in gather" not in c.run.error
+        assert "still refuses index 3, with another message" in c.today_text
+        assert c.run.error in c.today_text and "Invalid index in gather" not in c.run.error
 
     def test_pitfall1_recipe_raises(self, callouts):
         c = callouts["pitfall1_arange_recipe"]
         assert c.verdict == "wrong" and c.run.error_type == "IndexError"
         assert "shape mismatch" in c.run.error and "[4], [3]" in c.run.error
-        assert c.today.startswith("With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values)")
-        assert "has shape (4, 3)" in c.today and "pairs only rows 0-2: [2, 3, 7]" in c.today
+        assert c.today_text.startswith("With the notes' shapes (tmp_a 4x3, tmp_b_inds of 3 values)")
+        assert (
+            "has shape (4, 3)" in c.today_text and "pairs only rows 0-2: [2, 3, 7]" in c.today_text
+        )
 
     def test_chained_slices_write(self, callouts):
         c = callouts["chained_slice_assignment"]
         assert c.verdict == "wrong" and c.run.output.splitlines() == ["-7", "False"]
-        assert c.today.startswith("a[1:][0][2] = -7 wrote into a: a[1][2] is now -7")
-        assert "b holds -7: False" in c.today
+        assert c.today_text.startswith("a[1:][0][2] = -7 wrote into a: a[1][2] is now -7")
+        assert "b holds -7: False" in c.today_text
 
     def test_today_follows_the_run(self, monkeypatch):
         """The sentence is chosen from the run: a different torch result changes it."""
         monkeypatch.setattr(ix, "CHAINED_SLICE_CODE", "print(5)\nprint(False)")
-        assert ix._chained_slice_callout().today.startswith("a[1:][0][2] = -7 left a[1][2] at 5")
+        assert ix._chained_slice_callout().today_text.startswith(
+            "a[1:][0][2] = -7 left a[1][2] at 5"
+        )
         monkeypatch.setattr(ix, "GATHER_DUPLICATES_CODE", "raise RuntimeError('unique please')")
-        assert "refuses repeated index values" in ix._gather_unique_callout().today
+        assert "refuses repeated index values" in ix._gather_unique_callout().today_text
         monkeypatch.setattr(ix, "GATHER_ERROR_CODE", "print('ok')")
-        assert "no longer raises" in ix._gather_error_callout().today
+        assert "no longer raises" in ix._gather_error_callout().today_text
         monkeypatch.setattr(ix, "PITFALL1_RECIPE_CODE", "print('(4, 3)')\nprint('[1]')")
-        assert ix._pitfall1_recipe_callout().today.startswith("The recipe ran without error")
+        assert ix._pitfall1_recipe_callout().today_text.startswith("The recipe ran without error")
+
+
+class TestTranslatableTexts:
+    """The texts the page translates keep their English and carry their template (issue 15)."""
+
+    def test_menu_labels_are_written_out(self):
+        for p in ix.PRESETS:
+            source = f"notes {p.ref}" if p.verbatim else f"variation of notes {p.ref}"
+            assert p.menu_label == p.menu == f"{p.title} · {source}"
+        with pytest.raises(ValueError, match="menu of 'x'"):
+            dataclasses.replace(ix.PRESETS[0], key="x", menu="x · notes 002:921")
+        assert all(ix.PITFALL_LABELS[n] == f"{n}. {t}" for n, t in ix.PITFALL_TITLES.items())
+
+    def test_errors_and_explanations_are_templates(self):
+        with pytest.raises(ix.IndexingError) as info:
+            ix.parse_tensor("[[1, 2], [3]]", "input")
+        message = info.value.args[0]
+        assert isinstance(message, T) and message.template.startswith("{name} is ragged")
+        assert str(message).startswith("input is ragged")
+        trace = ix.trace_gather(torch.tensor([[1, 2, 3]]), 1, torch.tensor([[2, 0]]))
+        note = ix.explain_element(trace, (0, 0)).note
+        assert isinstance(note, T) and note == (
+            "gather keeps every coordinate of out[0][0] except dim 1, which it reads from "
+            "index[0][0] = 2."
+        )
+
+    def test_torch_refusal_keeps_its_hint_apart(self):
+        with pytest.raises(ix.IndexingError) as info:
+            ix.trace_gather(torch.tensor([[1, 2, 3]]), 1, torch.tensor([[3]]))
+        err = info.value
+        assert err.torch_error and str(err).startswith(f"torch refused: {err.torch_error}. ")
+        assert isinstance(err.hint, T) and str(err).endswith(str(err.hint))

@@ -338,7 +338,7 @@ def test_gather_out_of_range_shows_todays_error_beside_the_notes():
     run = ix.run_preset(preset)
     assert run.trace is None and run.error.torch_error == today.splitlines()[0]
     callout = {c.key: c for c in ix.notes_callouts()}["gather_error_text"]
-    assert callout.quote_zh == row.printed and today in callout.today
+    assert callout.quote_zh == row.printed and today in callout.today_text
 
 
 def test_group_means_are_the_notes_recipe():

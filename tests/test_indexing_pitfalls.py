@@ -335,23 +335,23 @@ def test_callouts_are_decided_by_todays_torch():
 
     item = callouts["item_empty_error"]
     assert item.verdict == "out of date"
-    assert item.today.startswith(
+    assert item.today_text.startswith(
         ".item() on the empty tensor now raises RuntimeError: a Tensor with 0 elements"
     )
-    assert "An `except ValueError` around .item() no longer catches it" in item.today
+    assert "An `except ValueError` around .item() no longer catches it" in item.today_text
 
     recipe = callouts["zero_dim_mask_recipe"]
     assert recipe.verdict == "incomplete"
     assert "raises the same IndexError: too many indices for tensor of dimension 0" in (
-        recipe.today
+        recipe.today_text
     )
 
     contiguous = callouts["view_needs_contiguous"]
     assert contiguous.verdict == "out of date"
-    assert contiguous.today.startswith(
+    assert contiguous.today_text.startswith(
         "view works on this transposed, non-contiguous tensor for a.view(2, 2, 3)"
     )
-    assert "a.view(12,) is refused" in contiguous.today
+    assert "a.view(12,) is refused" in contiguous.today_text
     a = torch.arange(12).reshape(3, 4).t()
     assert not a.is_contiguous()
     assert a.view(2, 2, 3).untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
@@ -359,8 +359,10 @@ def test_callouts_are_decided_by_todays_torch():
     example = callouts["view_example_never_raises"]
     assert example.verdict == "wrong"
     assert not example.run.raised
-    assert example.today.startswith("Run as written, the last line does not raise")
-    assert "The error needs view on the transposed tensor itself: RuntimeError" in example.today
+    assert example.today_text.startswith("Run as written, the last line does not raise")
+    assert (
+        "The error needs view on the transposed tensor itself: RuntimeError" in example.today_text
+    )
 
 
 def test_view_example_snippet_contains_the_notes_lines_verbatim():

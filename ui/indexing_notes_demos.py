@@ -14,7 +14,9 @@ import re
 import streamlit as st
 
 from core import indexing_pitfalls as ip
-from core.notes import NotesCallout, cite
+from core.notes import NotesCallout
+from core.text import N_
+from ui.i18n import _, cite, current_language, tr, translator
 from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 
@@ -22,9 +24,12 @@ K = "indexing.notes_demos"
 
 #: zero_dim_case option -> (tmp_a values, label)
 _ZERO_DIM_CASES: dict[str, tuple[tuple[int, ...], str]] = {
-    "notes": (ip.NOTES_ZERO_DIM_TMP_A, "tmp_a[0] occurs once (the notes' case)"),
-    "two_matches": (ip.TWO_MATCHES_TMP_A, "tmp_a[0] occurs twice"),
+    "notes": (ip.NOTES_ZERO_DIM_TMP_A, N_("tmp_a[0] occurs once (the notes' case)")),
+    "two_matches": (ip.TWO_MATCHES_TMP_A, N_("tmp_a[0] occurs twice")),
 }
+
+#: new_zeros row -> its label, one catalog message each (a link carries the label).
+_ROW_LABELS = {0: N_("row 0"), 1: N_("row 1"), 2: N_("row 2 (the notes' example)")}
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:])")
 
@@ -86,14 +91,21 @@ def _new_zeros_demo(row: int) -> ip.PitfallDemo:
 # ---------------------------------------------------------------------------------- drawing
 
 
+def _verdict_text(verdict: str, parts: tuple[str, ...] = ()) -> str:
+    """A demo's verdict in this session's language, sentence by sentence when it has parts."""
+    if not parts:
+        return tr(verdict)
+    return ("" if current_language() == "zh" else " ").join(tr(p) for p in parts)
+
+
 def _draw_run(code: str, transcript: str, verdict: str, matches_notes: bool | None) -> None:
     code_col, out_col = st.columns(2)
     with code_col:
-        st.markdown("**Snippet** (runs as-is)")
+        st.markdown(_("**Snippet** (runs as-is)"))
         st.code(code, language="python")
     with out_col:
-        st.markdown("**What it printed just now**")
-        st.code(transcript or "(prints nothing)", language="text", wrap_lines=True)
+        st.markdown(_("**What it printed just now**"))
+        st.code(transcript or _("(prints nothing)"), language="text", wrap_lines=True)
     if matches_notes is True:
         st.success(_plain(verdict), icon=":material/check_circle:")
     else:
@@ -104,12 +116,15 @@ def _draw_demo(demo: ip.PitfallDemo) -> None:
     if demo.verbatim and demo.matches_notes is False:
         # the notes' own inputs, but today's torch prints something else: not "verbatim"
         st.caption(
-            f"From the {cite(demo.ref)}: the notes' own inputs; today's output differs from "
-            "what the notes print (see the verdict)."
+            _(
+                "From the {ref}: the notes' own inputs; today's output differs from "
+                "what the notes print (see the verdict)."
+            ).format(ref=cite(demo.ref))
         )
     else:
         notes_citation(demo.ref, verbatim=demo.verbatim)
-    _draw_run(demo.code, demo.transcript, demo.verdict, demo.matches_notes)
+    verdict = _verdict_text(demo.verdict, demo.verdict_parts)
+    _draw_run(demo.code, demo.transcript, verdict, demo.matches_notes)
 
 
 def _valid_choice(key: str, options: list) -> None:
@@ -119,31 +134,32 @@ def _valid_choice(key: str, options: list) -> None:
 
 
 def _tab_item(callouts: dict[str, NotesCallout]) -> None:
-    st.caption("nonzero on a mask with no True gives shape (0, 1); .item() needs one element.")
+    st.caption(_("nonzero on a mask with no True gives shape (0, 1); .item() needs one element."))
     _draw_demo(_item_demo())
     notes_callout(callouts["item_empty_error"])
 
 
 def _tab_comparison() -> None:
-    st.caption("Python chains comparisons with `and`, and `&` binds tighter than `>`.")
+    st.caption(_("Python chains comparisons with `and`, and `&` binds tighter than `>`."))
     one_value = st.selectbox(
-        "One-element tensor `one`",
+        _("One-element tensor `one`"),
         ip.ONE_VALUES,
         key=f"{K}.one_value",
         format_func=lambda v: f"one = torch.tensor([{v}])",
-        help="On a one-element tensor the wrong forms do not raise: are they right?",
+        help=_("On a one-element tensor the wrong forms do not raise: are they right?"),
         **BOUND,
     )
     _draw_demo(_comparison_demo(int(one_value)))
 
 
 def _tab_zero_dim(callouts: dict[str, NotesCallout]) -> None:
-    st.caption("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes.")
+    st.caption(_("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes."))
+    t = translator()
     case = st.radio(
         "tmp_a",
         list(_ZERO_DIM_CASES),
         key=f"{K}.zero_dim_case",
-        format_func=lambda c: _ZERO_DIM_CASES[c][1],
+        format_func=lambda c: t(_ZERO_DIM_CASES[c][1]),
         horizontal=True,
         **BOUND,
     )
@@ -152,14 +168,16 @@ def _tab_zero_dim(callouts: dict[str, NotesCallout]) -> None:
 
 
 def _tab_view_order() -> None:
-    st.caption("view(-1) reads a contiguous tensor row by row; a transposed one needs a copy.")
+    st.caption(_("view(-1) reads a contiguous tensor row by row; a transposed one needs a copy."))
     _draw_demo(_view_order_demo())
 
 
 def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
     st.caption(
-        "view never copies: it works when the new shape fits the strides. reshape is a view "
-        "when it can be and a copy otherwise (storage pointers compared below)."
+        _(
+            "view never copies: it works when the new shape fits the strides. reshape is a view "
+            "when it can be and a copy otherwise (storage pointers compared below)."
+        )
     )
     c1, c2, c3 = st.columns(3)
     shape = c1.selectbox(
@@ -172,7 +190,7 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
     perms = ip.permutations_of(len(shape))
     _valid_choice(f"{K}.view_perm", perms)
     perm = c2.selectbox(
-        "then .permute(...)",
+        _("then .permute(...)"),
         perms,
         key=f"{K}.view_perm",
         format_func=lambda p: f"permute({_args(p)})",
@@ -182,7 +200,7 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
     targets = ip.reshape_targets(permuted)
     _valid_choice(f"{K}.view_target", targets)
     target = c3.selectbox(
-        f"new shape for the {_shape_label(permuted)} tensor",
+        _("new shape for the {shape} tensor").format(shape=_shape_label(permuted)),
         targets,
         key=f"{K}.view_target",
         format_func=lambda t: f"view / reshape({_args(t)})",
@@ -191,52 +209,58 @@ def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
     try:
         demo = _view_reshape_demo(tuple(shape), tuple(perm), tuple(target))
     except ValueError as err:
-        st.error(_plain(str(err)), icon=":material/error:")
+        st.error(_plain(tr(err)), icon=":material/error:")
         return
     verbatim_case = demo.shape == (2, 3, 4) and demo.perm == (1, 0, 2)
     notes_citation(demo.ref, verbatim=False)
     m1, m2, m3 = st.columns(3)
     m1.metric("x.is_contiguous()", str(demo.is_contiguous))
-    m2.metric(f"view({_args(target)})", "view" if demo.view_ok else "refused")
+    m2.metric(f"view({_args(target)})", _("view") if demo.view_ok else _("refused"))
     m3.metric(
         f"reshape({_args(target)})",
-        "view (same storage)" if demo.reshape_shares_storage else "copy",
+        _("view (same storage)") if demo.reshape_shares_storage else _("copy"),
     )
-    _draw_run(demo.code, demo.run.transcript, demo.verdict, None)
+    _draw_run(demo.code, demo.run.transcript, tr(demo.verdict), None)
     if verbatim_case:
-        st.caption("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped.")
+        st.caption(_("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped."))
     notes_callout(callouts["view_needs_contiguous"])
     notes_callout(callouts["view_example_never_raises"])
 
 
 def _tab_inplace() -> None:
     st.caption(
-        "Autograd counts in-place changes (tensor._version) and refuses a gradient that needs "
-        "an old value. The notes (000:76) suspect += together with slicing; a plain += is "
-        "enough when the op kept its output."
+        _(
+            "Autograd counts in-place changes (tensor._version) and refuses a gradient that "
+            "needs an old value. The notes (000:76) suspect += together with slicing; a plain "
+            "+= is enough when the op kept its output."
+        )
     )
+    t = translator()
     variant = st.selectbox(
-        "Forward op, then the change",
+        _("Forward op, then the change"),
         list(ip.INPLACE_VARIANTS),
         key=f"{K}.inplace_variant",
-        format_func=lambda v: ip.INPLACE_VARIANTS[v][2],
+        format_func=lambda v: t(ip.INPLACE_VARIANTS[v][2]),
         **BOUND,
     )
     demo = _inplace_demo(variant)
     st.caption(
-        f"The error the {cite(ip.INPLACE_REF)} quote, which the {cite(ip.INPLACE_REF_000)} "
-        "blame on += with slicing; reproduced with a small example of our own."
+        _(
+            "The error the {ref} quote, which the {ref_000} blame on += with slicing; "
+            "reproduced with a small example of our own."
+        ).format(ref=cite(ip.INPLACE_REF), ref_000=cite(ip.INPLACE_REF_000))
     )
-    _draw_run(demo.code, demo.transcript, demo.verdict, None)
+    _draw_run(demo.code, demo.transcript, _verdict_text(demo.verdict, demo.verdict_parts), None)
 
 
 def _tab_new_zeros() -> None:
-    st.caption("Copy values into a new tensor instead of writing through a view of the old one.")
+    st.caption(_("Copy values into a new tensor instead of writing through a view of the old one."))
+    t = translator()
     row = st.selectbox(
-        "Row to copy",
+        _("Row to copy"),
         ip.NEW_ZEROS_ROWS,
         key=f"{K}.new_zeros_row",
-        format_func=lambda r: f"row {r}" + (" (the notes' example)" if r == 2 else ""),
+        format_func=lambda r: t(_ROW_LABELS.get(r, str(r))),
         **BOUND,
     )
     _draw_demo(_new_zeros_demo(int(row)))
@@ -244,20 +268,22 @@ def _tab_new_zeros() -> None:
 
 def render_notes_demos() -> None:
     """Draw the notes' indexing pitfalls as live demos, one tab each, with their callouts."""
-    st.subheader("Pitfalls from the notes, run live")
+    st.subheader(_("Pitfalls from the notes, run live"))
     st.caption(
-        "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
-        "raised. Where the notes are wrong or out of date, a box says so."
+        _(
+            "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
+            "raised. Where the notes are wrong or out of date, a box says so."
+        )
     )
     callouts = callouts_of("core.indexing_pitfalls")
     tabs = st.tabs(
         [
-            ".item() on empty",
+            _(".item() on empty"),
             "0 < a < 2",
-            "0-d masks",
-            "view(-1) order",
-            "view vs reshape",
-            "in-place + backward",
+            _("0-d masks"),
+            _("view(-1) order"),
+            _("view vs reshape"),
+            _("in-place + backward"),
             "new_zeros",
         ],
         key=f"{K}.tab",

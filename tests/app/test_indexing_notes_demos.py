@@ -49,7 +49,7 @@ def test_every_demo_draws_its_verdict_and_callouts():
         assert demo.code in shown, demo.title
     assert "RuntimeError: a Tensor with 0 elements cannot be converted to Scalar" in shown
     for callout in ip.notes_callouts():
-        assert callout.today in shown, callout.key
+        assert callout.today_text in shown, callout.key
         assert callout.quote_display in shown, callout.key
     assert "From the notes 002:311-361, verbatim" in shown
     assert "From the notes 002:142-160: the notes' own inputs; today's output differs" in shown
@@ -88,3 +88,18 @@ def test_other_controls_rerun_their_demo():
     assert ip.new_zeros_demo(0).verdict in shown
     assert "happens to agree with the right form (tensor([True]))" in shown
     assert not at.error
+
+
+def test_demos_in_chinese():
+    """With the session's language Chinese, verdicts are translated sentence by sentence;
+    the options stay the same values, and torch's own words stay as torch wrote them."""
+    at = AppTest.from_function(_section, default_timeout=RUN_TIMEOUT)
+    at.session_state["lang"] = "zh"
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception, at.exception
+    shown = _unescape(_texts(at))
+    assert "笔记中的陷阱，实时运行" in [s.value for s in at.subheader]
+    assert "0 维张量只接受 0 维掩码" in shown and "tmp_b 的打印结果与笔记完全一致。" in shown
+    assert "A 0-d tensor accepts only" not in shown
+    row = at.selectbox(key=f"{K}.new_zeros_row")
+    assert row.value == 2 and "第 2 行（笔记里的例子）" in row.options

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import indexing as ix
-from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_tab
+from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_cold, open_tab
 
 K = "indexing"
 TABS, PITFALLS = f"{K}.details_tab", "8 pitfalls"
@@ -152,17 +152,17 @@ def test_callouts_show_the_notes_and_today(page):
     callouts = {c.key: c for c in ix.notes_callouts()}
     texts = [t.value for t in at.text]
     c = callouts["gather_unique_rows"]
-    assert c.quote_display in texts and c.today in texts
+    assert c.quote_display in texts and c.today_text in texts
     assert c.run.transcript in _codes(at)
     open_tab(at, TABS, PITFALLS)
     at.selectbox(key=f"{K}.pitfall").select(1).run()
     assert "pitfall1_arange_recipe" in _callout_keys(at)
     texts = [t.value for t in at.text]
-    assert callouts["pitfall1_arange_recipe"].today in texts
+    assert callouts["pitfall1_arange_recipe"].today_text in texts
     assert "A variation of the notes 002:421-430 example" in " ".join(_captions(at))
     at.selectbox(key=f"{K}.pitfall").select(3).run()
     assert "chained_slice_assignment" in _callout_keys(at)
-    assert callouts["chained_slice_assignment"].today in [t.value for t in at.text]
+    assert callouts["chained_slice_assignment"].today_text in [t.value for t in at.text]
     at.selectbox(key=f"{K}.pitfall").select(4).run()
     assert "Not in the notes: the app adds this pitfall." in _captions(at)
     assert not {"pitfall1_arange_recipe", "chained_slice_assignment"} & _callout_keys(at)
@@ -732,3 +732,47 @@ def test_a_link_may_carry_a_value_torch_refuses(page):
     at = _open_link({f"{K}.index": "[[0, 0], [3, 0]]"})
     assert not at.toast
     assert any("index 3 is out of bounds for dimension 1 with size 3" in e for e in _errors(at))
+
+
+# ------------------------------------------------------------------------------------------
+# The page in Chinese: labels, lessons and error messages translated, values and links kept
+# ------------------------------------------------------------------------------------------
+
+
+def test_chinese_page_keeps_values_and_english_links():
+    """A link made on the English page (English preset and pitfall labels) opens the same
+    preset and pitfall on the Chinese page, whose menus show one translated label each."""
+    y2, pitfall = ix.PRESETS_BY_KEY["scatter_y2"], ix.PITFALL_LABELS[4]
+    at = open_cold(
+        "indexing",
+        {"lang": "zh", f"{K}.preset": y2.menu_label, TABS: PITFALLS, f"{K}.pitfall": pitfall},
+    )
+    assert not at.exception, at.exception
+    assert at.title[0].value == "索引图解"
+    menu = at.selectbox(key=f"{K}.preset")
+    assert menu.value == "scatter_y2" and menu.label == "预设"
+    assert (
+        "y2：相同的 x，index [[0, 1, 2, 0, 0], [0, 0, 0, 1, 2]]（第 0 列冲突）· 笔记 002:926"
+        in (menu.options)
+    )
+    picked = at.selectbox(key=f"{K}.pitfall")
+    assert picked.value == 4 and "4. 索引有重复时，x[idx] += 1 只加一次" in picked.options
+    assert any("**冲突**（红色虚线框）" in w.value for w in at.warning)
+    assert any(
+        s.value.startswith("结论（根据这些张量）：x[idx] += 1 与计数一致") for s in at.success
+    )
+    assert "表达式" in at.table[0].value.columns
+
+
+def test_chinese_errors_keep_torchs_words():
+    """Our own checks speak Chinese; torch's refusal is quoted as torch wrote it."""
+    floats = open_cold("indexing", {"lang": "zh", f"{K}.index": "[[0.5, 0], [2, 0]]"})
+    (error,) = _errors(floats)
+    assert error.startswith("index[0][0] = 0.5：索引必须是整数"), error
+    refused = open_cold(
+        "indexing",
+        {"lang": "zh", f"{K}.preset": ix.PRESETS_BY_KEY["gather_out_of_range"].menu_label},
+    )
+    (error,) = _errors(refused)
+    assert error.startswith("torch 拒绝执行：") and "out of bounds" in error
+    assert "gather 沿第 1 维取值" in error
