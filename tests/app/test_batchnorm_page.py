@@ -385,14 +385,9 @@ def test_notes_demos_run_only_when_open(page):
 
 def open_link(params: dict[str, str]):
     """Open the page COLD with ``params`` in the URL, as a student clicking a link would."""
-    from streamlit.testing.v1 import AppTest
+    from tests.app.conftest import open_cold
 
-    from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
-
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update(params)
-    at.switch_page("app_pages/batchnorm.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at = open_cold("batchnorm", params)
     assert not at.exception, at.exception
     return at
 

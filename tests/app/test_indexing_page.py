@@ -5,10 +5,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core import indexing as ix
-from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_cold, open_tab
+from tests.app.conftest import open_cold, open_tab
 
 K = "indexing"
 TABS, PITFALLS = f"{K}.details_tab", "8 pitfalls"
@@ -480,10 +479,7 @@ def _link_params(at) -> dict[str, str]:
 
 def _open_link(params: dict[str, str]):
     """Open the indexing page cold with ``params`` in its URL, as a student clicking a link."""
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update(params)
-    at.switch_page("app_pages/indexing.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at = open_cold("indexing", params)
     assert not at.exception, at.exception
     return at
 

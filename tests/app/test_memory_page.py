@@ -500,15 +500,9 @@ def test_real_gpu_viewers_share_one_sampler(open_page):
 # ------------------------------------------------------------------ Lesson links (issue 14)
 def _open_link(params: dict[str, str]):
     """The page opened cold from a link, as a student clicking it would."""
-    from streamlit.testing.v1 import AppTest
+    from tests.app.conftest import open_cold
 
-    from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
-
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update(params)
-    at.switch_page(f"app_pages/{SLUG}.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
-    return _ok(at)
+    return _ok(open_cold(SLUG, params))
 
 
 def _metrics(at) -> dict[str, str]:

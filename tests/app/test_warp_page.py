@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import warp
 from core.images import load_sample
-from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
+from tests.app import conftest
 
 
 def metrics(at) -> dict[str, str]:
@@ -503,10 +503,7 @@ def test_difference_map_is_pooled_for_the_browser(page):
 
 def open_cold(params: dict[str, str]) -> AppTest:
     """The warp page opened from a link, as a student clicking it: a new session, no state."""
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
-    at.query_params.update(params)
-    at.switch_page("app_pages/warp.py")
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at = conftest.open_cold("warp", params)
     assert not at.exception, at.exception
     return at
 
