@@ -17,6 +17,7 @@ from core.figure_style import png_data_uri
 from core.flowfill import (
     MAX_SIDE,
     METHOD_CV2,
+    METHOD_TORCH,
     NOTES_CLAIM_REF,
     NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
@@ -50,8 +51,10 @@ from core.flowfill import (
     snippet_for,
     window_sizes,
 )
+from core.text import N_, T
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
+from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout
@@ -59,31 +62,42 @@ from ui.settings import current_settings
 
 IMAGE_CAP = 1024  # uploaded image pairs: Farneback + every method must stay interactive
 SOURCES = {
-    "synthetic": "Synthetic (ground truth)",
-    "stereo": "Motorcycle stereo pair",
-    "affine": "Image + affine warp",
-    "upload_flow": "Upload a flow file",
-    "upload_pair": "Upload two images",
+    "synthetic": N_("Synthetic (ground truth)"),
+    "stereo": N_("Motorcycle stereo pair"),
+    "affine": N_("Image + affine warp"),
+    "upload_flow": N_("Upload a flow file"),
+    "upload_pair": N_("Upload two images"),
 }
-SOURCE_HELP = (
+SOURCE_HELP = N_(
     "Synthetic: a known motion field, so the fill is scored against the ground truth. "
     "Motorcycle stereo pair: Farneback flow on scikit-image's pair. Image + affine warp: "
     "Farneback on an image and a copy warped by a known affine (ground truth). Uploads: a "
     ".flo / .npy flow file, or two images whose Farneback flow is computed here."
 )
 MASKS = {
-    "random": "Random pixels",
-    "blobs": "Blobs",
-    "stripes": "Stripes",
-    "border": "Border band",
-    "fb": "Forward-backward check",
+    "random": N_("Random pixels"),
+    "blobs": N_("Blobs"),
+    "stripes": N_("Stripes"),
+    "border": N_("Border band"),
+    "fb": N_("Forward-backward check"),
 }
+#: The synthetic motion fields' names, shown in the menu (the values stay core's names).
+FIELD_LABELS = {
+    "translation": N_("translation"),
+    "rotation": N_("rotation"),
+    "zoom": N_("zoom"),
+    "shear": N_("shear"),
+    "vortex": N_("vortex"),
+    "piecewise": N_("piecewise"),
+}
+#: A case's reference, as a panel title (capitalised) and inside a sentence.
+REFERENCE_TITLES = {"ground truth": N_("Ground truth"), "pre-mask flow": N_("Pre-mask flow")}
 SIZES = {"240x320": (240, 320), "480x640": (480, 640), "720x1280": (720, 1280)}
 WINDOW_CHOICES = [3, 5, 9, 17, 33, 65, 129]
 PANEL_MAX_SIDE = 320  # the main figure's panels are drawn ~300 px wide, on a projector too
 HEAT_MAX_SIDE = 640  # a full 720x1280 float heat map is ~12 MB of plotly JSON per chart and rerun
 #: The lazy tabs under the picture; only the open one runs (the first is open on arrival).
-DETAIL_TABS = ("Window sizes", "Accuracy and speed", "The notes' NumPy loop")
+DETAIL_TABS = (N_("Window sizes"), N_("Accuracy and speed"), N_("The notes' NumPy loop"))
 CACHE_TTL_S = 3600  # shared results live an hour, then are computed again
 #: Mask panel colours: valid flow pale blue, holes near-black, so a mask that is all holes or
 #: all valid (a border band, a full hole fraction) still shows against the white page.
@@ -95,11 +109,24 @@ settings = current_settings()
 # Every value control is in the URL (a lesson link opens this view) and keeps its value across a
 # visit to another page (**BOUND); the uploads are neither.
 layout = lesson_layout(
-    "Flow hole filling",
-    "the black holes in the flow (left), where they are (dark in the mask), and the same flow "
-    "filled by averaging masked window means of sizes 3, 5, 9, ... (colour = direction, "
-    "strength = speed).",
+    N_("Flow hole filling"),
+    N_("the black holes in the flow (left), where they are (dark in the mask), and the same flow "
+       "filled by averaging masked window means of sizes 3, 5, 9, ... (colour = direction, "
+       "strength = speed)."),
 )
+
+
+def tr_all(text: object) -> str:
+    """:func:`ui.i18n.tr`, also translating the values that are themselves core texts (a
+    :class:`core.text.T` made of T's, like :func:`notes_speed_claim`'s sentence, or an upload's
+    error naming "the first image"); an exception shows its first argument that way."""
+    if isinstance(text, BaseException):
+        text = text.args[0] if len(text.args) == 1 else str(text)
+    if isinstance(text, T) and text.args:
+        return _(text.template).format(
+            **{k: tr_all(v) if isinstance(v, T) else v for k, v in text.args.items()}
+        )
+    return tr(text)
 
 
 @st.cache_data(max_entries=8, ttl=CACHE_TTL_S, show_spinner=False)
@@ -113,8 +140,8 @@ def _uploaded_case(origin: tuple, spec: FlowSpec, _data: tuple[bytes, ...]) -> F
     """Cases from uploads, keyed on the files' SHA-256 (``origin``) and the mask settings."""
     if origin[0] == "file":
         return case_from_flow(load_flow_file(origin[1], _data[0]), spec)
-    img1 = decode_image(_data[0], "the first image", max_side=IMAGE_CAP)
-    img2 = decode_image(_data[1], "the second image", max_side=IMAGE_CAP)
+    img1 = decode_image(_data[0], T("the first image"), max_side=IMAGE_CAP)
+    img2 = decode_image(_data[1], T("the second image"), max_side=IMAGE_CAP)
     return case_from_images(img1, img2, spec)
 
 
@@ -146,7 +173,7 @@ class SharedResults:
                 self._items[key] = item
                 self._items.move_to_end(key)
                 while len(self._items) > self.max_entries:
-                    old, _ = self._items.popitem(last=False)
+                    old, _item = self._items.popitem(last=False)
                     self._key_locks.pop(old, None)
             return item
 
@@ -203,9 +230,9 @@ def _main_fig(panels: list[tuple[np.ndarray, str]]) -> go.Figure:
     """The lesson's picture: flow with holes, the mask, the fill (and the reference)."""
     cols = 2 if len(panels) == 4 else len(panels)
     rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for _, t in panels],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for _img, t in panels],
                         horizontal_spacing=0.03, vertical_spacing=0.09)
-    for i, (img, _) in enumerate(panels):
+    for i, (img, _title) in enumerate(panels):
         fig.add_trace(go.Image(source=png_data_uri(_panel(img)), hoverinfo="skip"),
                       row=i // cols + 1, col=i % cols + 1)
     # no axis frames here: Plotly draws them around each subplot's domain, not the image, so
@@ -268,6 +295,11 @@ def _heat_fig(z: np.ndarray, title: str, colorbar: str, *, zmin: float | None = 
 SHARED_FIGURES = 16  # per builder: a few cases x max_window settings while a lesson runs
 
 
+def _reference_title(kind: str) -> str:
+    """``"Ground truth"`` / ``"Pre-mask flow"``, in this session's language."""
+    return _(REFERENCE_TITLES[kind]) if kind in REFERENCE_TITLES else _(kind).capitalize()
+
+
 def _flow_rgbs(case: FlowCase, main: MethodResult) -> list[np.ndarray]:
     """Colour images of the flow with holes, its fill (and the reference), on one shared scale."""
     pictures = [case.flow, main.filled]
@@ -281,10 +313,10 @@ def _main_figure(case_key: tuple, max_window: int, _case: FlowCase,
                  _main: MethodResult) -> go.Figure:
     """The lesson's picture of ``_case`` and its main fill ``_main`` at ``max_window``."""
     rgb = _flow_rgbs(_case, _main)
-    panels = [(rgb[0], "Flow with holes (black)"), (mask_rgb(_case.mask), "Holes (dark)"),
-              (rgb[1], "Filled: gradual mean")]
+    panels = [(rgb[0], _("Flow with holes (black)")), (mask_rgb(_case.mask), _("Holes (dark)")),
+              (rgb[1], _("Filled: gradual mean"))]
     if _case.reference is not None:
-        panels.append((rgb[2], _case.reference_kind.capitalize()))
+        panels.append((rgb[2], _reference_title(_case.reference_kind)))
     return _main_fig(panels)
 
 
@@ -292,7 +324,7 @@ def _main_figure(case_key: tuple, max_window: int, _case: FlowCase,
 def _reference_figure(case_key: tuple, max_window: int, _case: FlowCase,
                       _main: MethodResult) -> go.Figure:
     """The reference flow alone, coloured on the main picture's scale (which the fill sets)."""
-    return _image_fig(_flow_rgbs(_case, _main)[2], _case.reference_kind)
+    return _image_fig(_flow_rgbs(_case, _main)[2], _(_case.reference_kind))
 
 
 @shared_figure(max_entries=SHARED_FIGURES)
@@ -301,7 +333,7 @@ def _scales_map_figure(case_key: tuple, max_window: int, _case: FlowCase,
     """How many window sizes had a valid sample, at each hole of ``_case``."""
     used = _fill.scales_used[..., 0].astype(float)
     used[~_case.mask] = np.nan
-    return _heat_fig(used, "Scales that contributed (holes)", "scales", zmin=0,
+    return _heat_fig(used, _("Scales that contributed (holes)"), _("scales"), zmin=0,
                      zmax=len(window_sizes(max_window)))
 
 
@@ -316,10 +348,10 @@ def _scales_hist_figure(hist: tuple[int, ...]) -> go.Figure:
     """Bar chart of :func:`_scales_histogram`; the counts are small, so they are the key."""
     return go.Figure(
         go.Bar(x=[str(i) for i in range(len(hist))], y=list(hist),
-               hovertemplate="%{x} scales: %{y:,} hole pixels<extra></extra>"),
-        layout=dict(title="Hole pixels by contributing scales", height=300,
+               hovertemplate=_("%{x} scales: %{y:,} hole pixels<extra></extra>")),
+        layout=dict(title=_("Hole pixels by contributing scales"), height=300,
                     margin=dict(l=0, r=0, t=30, b=0),
-                    xaxis_title="scales with a valid sample", yaxis_title="hole pixels"),
+                    xaxis_title=_("scales with a valid sample"), yaxis_title=_("hole pixels")),
     )
 
 
@@ -345,7 +377,8 @@ def _scale_figure(case_key: tuple, max_window: int, k: int, _case: FlowCase,
                   _main: MethodResult, _per_scale: dict[int, np.ndarray]) -> go.Figure:
     """The ``k`` x ``k`` window's masked mean at the holes (``_per_scale``: every scale's)."""
     rgbs = _per_scale_rgbs(case_key, _case, _main, _per_scale, max_window)
-    return _image_fig(rgbs[window_sizes(max_window).index(k)], f"window {k}x{k}")
+    return _image_fig(rgbs[window_sizes(max_window).index(k)],
+                      _("window {k}x{k}").format(k=k))
 
 
 @shared_figure(max_entries=2 * SHARED_FIGURES)  # one per method of a few settings
@@ -353,37 +386,39 @@ def _epe_figure(case_key: tuple, method: str, max_window: int, device: str, _cas
                 _row: MethodResult) -> go.Figure:
     """Endpoint error of ``method`` (run with ``max_window`` on ``device``) on the holes."""
     epe = np.where(_case.mask, _row.epe, np.nan)
-    return _heat_fig(epe, f"Endpoint error vs {_case.reference_kind}", "px")
+    return _heat_fig(epe, _("Endpoint error vs {reference}").format(
+        reference=_(_case.reference_kind)), "px")
 
 
 @shared_figure(max_entries=SHARED_FIGURES)
 def _timing_figure(times: tuple[tuple[str, float], ...]) -> go.Figure:
     """Each method's time in ms; keyed on the times shown, so it never disagrees with the table."""
     return go.Figure(
-        go.Bar(x=[ms for _, ms in times], y=[name for name, _ in times], orientation="h",
+        go.Bar(x=[ms for _name, ms in times], y=[_(name) for name, _ms in times],
+               orientation="h",
                hovertemplate="%{y}: %{x:.3g} ms<extra></extra>"),
         # dtick=1: label the powers of ten only (no small 2 and 5 labels)
-        layout=dict(title="Time per method", height=300, margin=dict(l=0, r=0, t=30, b=0),
-                    xaxis=dict(type="log", dtick=1, title="ms (log scale)")),
+        layout=dict(title=_("Time per method"), height=300, margin=dict(l=0, r=0, t=30, b=0),
+                    xaxis=dict(type="log", dtick=1, title=_("ms (log scale)"))),
     )
 
 
 def _show_comparison_if_on() -> None:
     """Switching the notes' reference on opens the tab where its time and error appear."""
     if st.session_state.get("flow.notes"):
-        st.session_state["flow.details_tab"] = DETAIL_TABS[1]
+        st.session_state["flow.details_tab"] = _(DETAIL_TABS[1])
 
 
 class _QuietStatus:
     """Stands in for ``st.status`` when only the main fill runs: nothing to report."""
 
-    def update(self, **_: object) -> None:
+    def update(self, **_kwargs: object) -> None:
         pass
 
 
 def _fail(message: str, hint: str) -> None:
     with layout.figure:
-        st.error(f"{message}\n\n**What to change:** {hint}")
+        st.error(_("{message}\n\n**What to change:** {hint}").format(message=message, hint=hint))
     st.stop()
 
 
@@ -393,50 +428,56 @@ def _seconds(ms: float) -> str:
 
 # ---------------------------------------------------------------- controls
 with layout.controls:
-    source = st.selectbox("Flow source", list(SOURCES), format_func=SOURCES.get,
-                          key="flow.source", help=SOURCE_HELP, **BOUND)
+    t = translator()
+    source = st.selectbox(_("Flow source"), list(SOURCES), format_func=lambda v: t(SOURCES[v]),
+                          key="flow.source", help=_(SOURCE_HELP), **BOUND)
     field, size, noise = "rotation", "240x320", 0.0
     upload = None
     pair: tuple[object, object] = (None, None)
     if source == "synthetic":
-        field = st.selectbox("Motion field", SYNTHETIC_FIELDS, index=1, key="flow.field",
-                             **BOUND)
-        size = st.selectbox("Size (H x W)", list(SIZES), key="flow.size", **BOUND)
-        noise = st.slider("Noise (px std)", 0.0, 1.0, 0.2, 0.05, key="flow.noise", **BOUND,
-                          help="Gaussian noise on the observed flow; the ground truth stays clean.")
+        field = st.selectbox(_("Motion field"), SYNTHETIC_FIELDS, index=1, key="flow.field",
+                             format_func=lambda v: t(FIELD_LABELS.get(v, v)), **BOUND)
+        size = st.selectbox(_("Size (H x W)"), list(SIZES), key="flow.size", **BOUND)
+        noise = st.slider(_("Noise (px std)"), 0.0, 1.0, 0.2, 0.05, key="flow.noise", **BOUND,
+                          help=_("Gaussian noise on the observed flow; the ground truth stays "
+                                 "clean."))
     elif source == "upload_flow":
         upload = st.file_uploader(
-            "Flow file", type=["flo", "npy"], key="flow.file",
-            help=f"Middlebury .flo or a .npy of shape (H, W, 2) float, at most {MAX_SIDE} px "
-            "a side. NaN in the file are its holes; a file without NaN gets the mask below.",
+            _("Flow file"), type=["flo", "npy"], key="flow.file",
+            help=_("Middlebury .flo or a .npy of shape (H, W, 2) float, at most {max_side} px "
+                   "a side. NaN in the file are its holes; a file without NaN gets the mask "
+                   "below.").format(max_side=MAX_SIDE),
         )
     elif source == "upload_pair":
         pair = (
-            st.file_uploader("First image", type=["png", "jpg", "jpeg", "bmp"],
+            st.file_uploader(_("First image"), type=["png", "jpg", "jpeg", "bmp"],
                              key="flow.image1"),
-            st.file_uploader("Second image", type=["png", "jpg", "jpeg", "bmp"],
+            st.file_uploader(_("Second image"), type=["png", "jpg", "jpeg", "bmp"],
                              key="flow.image2"),
         )
     image_source = source in ("stereo", "affine", "upload_pair")
     mask_options = list(MASKS) if image_source else [m for m in MASKS if m != "fb"]
-    mask = st.selectbox("Hole mask", mask_options, format_func=MASKS.get, key="flow.mask",
+    mask = st.selectbox(_("Hole mask"), mask_options, format_func=lambda v: t(MASKS[v]),
+                        key="flow.mask",
                         index=mask_options.index("fb") if image_source else 0, **BOUND)
     fraction, hole_size, fb_threshold = 0.3, 12, 1.0
     if mask in ("random", "blobs", "stripes"):
-        fraction = st.slider("Hole fraction", 0.05, 1.0, 0.3, 0.05, key="flow.fraction",
+        fraction = st.slider(_("Hole fraction"), 0.05, 1.0, 0.3, 0.05, key="flow.fraction",
                              **BOUND)
     if mask in ("blobs", "stripes", "border"):
-        hole_size = st.slider("Hole width (px)", 1, 80, 12, key="flow.hole_size", **BOUND,
-                              help="Blob radius, stripe width or border band width, in pixels.")
+        hole_size = st.slider(_("Hole width (px)"), 1, 80, 12, key="flow.hole_size", **BOUND,
+                              help=_("Blob radius, stripe width or border band width, in "
+                                     "pixels."))
     if mask == "fb":
-        fb_threshold = st.slider("Round-trip threshold (px)", 0.1, 5.0, 1.0, 0.1,
+        fb_threshold = st.slider(_("Round-trip threshold (px)"), 0.1, 5.0, 1.0, 0.1,
                                  key="flow.fb_threshold", **BOUND,
-                                 help="Hole where flow there and back misses by more than this.")
+                                 help=_("Hole where flow there and back misses by more than "
+                                        "this."))
     max_window = st.select_slider("max_window", WINDOW_CHOICES, value=33, key="flow.max_window",
                                   **BOUND,
-                                  help="Largest window; the sizes are 2**k + 1 up to it.")
+                                  help=_("Largest window; the sizes are 2**k + 1 up to it."))
     windows = window_sizes(int(max_window))
-    st.markdown("**Windows:** " + ", ".join(f"`{k}x{k}`" for k in windows))
+    st.markdown(_("**Windows:** {sizes}").format(sizes=", ".join(f"`{k}x{k}`" for k in windows)))
 
 h, w = SIZES[size]
 spec = FlowSpec(source=source if source in ("synthetic", "stereo", "affine") else "synthetic",
@@ -447,34 +488,34 @@ spec = FlowSpec(source=source if source in ("synthetic", "stereo", "affine") els
 run_start = time.time()
 case: FlowCase | None = None
 if source == "upload_flow":
-    wrong_hint = ("upload a flow file with finite values where the flow is known (NaN only "
-                  "at the holes), or pick a built-in source.")
+    wrong_hint = _("upload a flow file with finite values where the flow is known (NaN only "
+                   "at the holes), or pick a built-in source.")
 else:
-    wrong_hint = "lower the hole fraction or the band width, or pick another source."
+    wrong_hint = _("lower the hole fraction or the band width, or pick another source.")
 try:
-    with layout.figure, st.spinner("Preparing the flow (Farneback runs both ways for real "
-                                   "images)..."):
+    with layout.figure, st.spinner(_("Preparing the flow (Farneback runs both ways for real "
+                                     "images)...")):
         if source in ("synthetic", "stereo", "affine"):
             case = _built_case(spec)
             origin: tuple[object, ...] = ("built-in",)
         elif source == "upload_flow":
             if upload is None:
-                st.info("Upload a .flo or .npy flow file to continue.")
+                st.info(_("Upload a .flo or .npy flow file to continue."))
                 st.stop()
             data = upload.getvalue()
             origin = ("file", upload.name, hashlib.sha256(data).hexdigest())
             case = _uploaded_case(origin, spec, (data,))
         else:
             if pair[0] is None or pair[1] is None:
-                st.info("Upload two images of the same size to compute their flow.")
+                st.info(_("Upload two images of the same size to compute their flow."))
                 st.stop()
             datas = (pair[0].getvalue(), pair[1].getvalue())
             origin = ("pair", *(hashlib.sha256(d).hexdigest() for d in datas))
             case = _uploaded_case(origin, spec, datas)
         check_fillable(case)
 except ValueError as exc:
-    _fail(str(exc), wrong_hint if "NaN" in str(exc) else
-          "pick another file or source, or change the mask settings.")
+    _fail(tr_all(exc), wrong_hint if "NaN" in str(exc) else
+          _("pick another file or source, or change the mask settings."))
 
 assert case is not None
 case_key = (origin, spec)
@@ -495,18 +536,20 @@ rate, rate_when = _reference_rates().get(settings.device, (NOTES_REFERENCE_MS_PE
 expected_ms = estimate_notes_ms(shape, int(max_window), rate)
 with layout.controls:
     with_notes = st.toggle(
-        "Notes' avg_pool2d", value=notes_default, key="flow.notes", **BOUND,
+        _("Notes' avg_pool2d"), value=notes_default, key="flow.notes", **BOUND,
         on_change=_show_comparison_if_on,
-        help="Run and time the notes' vectorised avg_pool2d version (000:80) beside the fast "
-        "backends, in the *Accuracy and speed* tab (switching it on opens that tab). It is "
-        f"slow on a CPU, so it is off by default above {NOTES_REFERENCE_DEFAULT_MAX_PIXELS:,} "
-        "pixels (240x320).",
+        help=_("Run and time the notes' vectorised avg_pool2d version (000:80) beside the fast "
+               "backends, in the *Accuracy and speed* tab (switching it on opens that tab). It "
+               "is slow on a CPU, so it is off by default above {pixels:,} pixels (240x320)."
+               ).format(pixels=NOTES_REFERENCE_DEFAULT_MAX_PIXELS),
     )
-    basis = (f"rate measured here at {rate_when}" if rate_when
-             else "rate measured on this 2-core CPU")
+    basis = (_("rate measured here at {when}").format(when=rate_when) if rate_when
+             else _("rate measured on this 2-core CPU"))
     st.markdown(
-        f"Notes' version: about **{_seconds(expected_ms)}** on `{settings.device}` at "
-        f"{shape[0]}x{shape[1]} ({basis})" + ("" if with_notes else "; off.")
+        _("Notes' version: about **{time}** on `{device}` at {h}x{w} ({basis})").format(
+            time=_seconds(expected_ms), device=settings.device, h=shape[0], w=shape[1],
+            basis=basis)
+        + ("" if with_notes else _("; off."))
     )
 
 # ---------------------------------------------------------------- the main fill and the picture
@@ -514,15 +557,18 @@ main_row, main_at = _method(case_key, case, METHOD_CV2, int(max_window), "cpu")
 with layout.figure:
     show_chart(
         _main_figure(case_key, int(max_window), case, main_row), key="flow.main_figure",
-        alt=f"Flow colour images: the {case.description} flow with {hole_px:,} hole pixels "
-        f"in black, the hole mask (holes dark, valid flow pale blue), the flow filled by the "
-        "gradual mean" + (f", and the {case.reference_kind}." if case.reference is not None
-                          else "."),
+        alt=(_("Flow colour images: the {case} flow with {holes:,} hole pixels in black, the "
+               "hole mask (holes dark, valid flow pale blue), the flow filled by the gradual "
+               "mean, and the {reference}.") if case.reference is not None else
+             _("Flow colour images: the {case} flow with {holes:,} hole pixels in black, the "
+               "hole mask (holes dark, valid flow pale blue), the flow filled by the gradual "
+               "mean.")).format(case=_(case.description), holes=hole_px,
+                                reference=_(case.reference_kind)),
     )
     st.markdown(
-        f"{case.description}: {total_px:,} pixels, {hole_px:,} holes "
-        f"({hole_px / total_px:.0%}). Colours: torchvision's flow_to_image, hue = direction, "
-        "saturation = speed, one shared scale."
+        _("{case}: {pixels:,} pixels, {holes:,} holes ({share:.0%}). Colours: torchvision's "
+          "flow_to_image, hue = direction, saturation = speed, one shared scale.").format(
+            case=_(case.description), pixels=total_px, holes=hole_px, share=hole_px / total_px)
     )
 
 # ---------------------------------------------------------------- the other methods, in stages
@@ -530,30 +576,31 @@ with layout.details:
     # Lazy tabs (on_change="rerun"): the other methods run only while a tab that shows them is
     # open, so a change to the picture's controls costs one fill, not six (issue 12).
     windows_box, accuracy_box, numpy_box = st.tabs(
-        list(DETAIL_TABS), key="flow.details_tab", on_change="rerun", bind="query-params"
+        [_(label) for label in DETAIL_TABS], key="flow.details_tab", on_change="rerun",
+        bind="query-params",
     )
     rest_box = st.container()
 compare = bool(accuracy_box.open or numpy_box.open)
 with windows_box:
-    per_scale = windows_box.open and st.toggle("Show what each scale contributes",
+    per_scale = windows_box.open and st.toggle(_("Show what each scale contributes"),
                                                key="flow.per_scale", **BOUND)
 # the NumPy loop's switch lives in its tab; while that tab is closed its kept value still holds
 with_numpy = bool(st.session_state.get("flow.notes_numpy", False))
 if numpy_box.open:
     with numpy_box:
         with_numpy = st.toggle(
-            "Run the notes' original NumPy loop (one hole at a time)", key="flow.notes_numpy",
+            _("Run the notes' original NumPy loop (one hole at a time)"), key="flow.notes_numpy",
             **BOUND,
-            help=f"The notes' first version (000:79): a Python loop over the hole pixels, a "
-            f"few hundred microseconds each, so it runs only up to {NOTES_NUMPY_MAX_HOLES:,} "
-            "hole pixels.",
+            help=_("The notes' first version (000:79): a Python loop over the hole pixels, a "
+                   "few hundred microseconds each, so it runs only up to {limit:,} hole pixels."
+                   ).format(limit=NOTES_NUMPY_MAX_HOLES),
         )
 numpy_skipped = with_numpy and hole_px > NOTES_NUMPY_MAX_HOLES
 run_numpy = with_numpy and not numpy_skipped
 
 names = [METHOD_CV2]
 if compare:
-    names.append("gradual mean (torch backend)")
+    names.append(METHOD_TORCH)
     if with_notes:
         names.append(NOTES_TORCH_METHOD)
     if run_numpy:
@@ -564,29 +611,35 @@ stamps: dict[str, float] = {METHOD_CV2: main_at}
 #: each method's (max_window, device): with case_key, what its result and EPE map are keyed on
 run_args: dict[str, tuple[int, str]] = {METHOD_CV2: (int(max_window), "cpu")}
 with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unless compare
-    status = (st.status(f"Filling with {len(names)} methods...", expanded=False) if compare
-              else _QuietStatus())
+    status = (st.status(_("Filling with {n} methods...").format(n=len(names)), expanded=False)
+              if compare else _QuietStatus())
     t0 = time.perf_counter()
     try:
         for i, name in enumerate(names[1:], start=2):
             device = settings.device if name in (NOTES_TORCH_METHOD,
-                                                 "gradual mean (torch backend)") else "cpu"
+                                                 METHOD_TORCH) else "cpu"
             window = int(max_window) if name in WINDOWED_METHODS else 0
             run_args[name] = (window or 33, device)
-            label = f"Step {i} of {len(names)}: {name}"
             if name == NOTES_TORCH_METHOD:
-                label += f" (expected about {_seconds(expected_ms)})"
-            status.update(label=label + "...")
+                label = _("Step {i} of {n}: {name} (expected about {time})...").format(
+                    i=i, n=len(names), name=_(name), time=_seconds(expected_ms))
+            else:
+                label = _("Step {i} of {n}: {name}...").format(i=i, n=len(names), name=_(name))
+            status.update(label=label)
             bar = None
             if name in (NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD):
                 with status:
-                    bar = st.progress(0.0, text=f"{name}: starting...")
+                    bar = st.progress(0.0, text=_("{name}: starting...").format(name=_(name)))
+            # the progress texts are made here, in this run's language (the callback runs later)
+            progress_text = (_("{name}: {done:,} of {total:,} windows")
+                             if name == NOTES_TORCH_METHOD else
+                             _("{name}: {done:,} of {total:,} hole pixels"))
 
-            def _report(done: int, total: int, name: str = name, bar=bar) -> None:
-                unit = "windows" if name == NOTES_TORCH_METHOD else "hole pixels"
+            def _report(done: int, total: int, name: str = _(name), bar=bar,
+                        text: str = progress_text) -> None:
                 if bar is not None:
                     bar.progress(done / max(total, 1),
-                                 text=f"{name}: {done:,} of {total:,} {unit}")
+                                 text=text.format(name=name, done=done, total=total))
 
             row, at = _method(case_key, case, name, *run_args[name], _report)
             if bar is not None:
@@ -602,160 +655,193 @@ with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unles
         comp = combine_methods(case, results, max_window=int(max_window),
                                per_scale=per_scale_maps)
     except ValueError as exc:
-        status.update(label="Filling failed", state="error", expanded=True)
-        _fail(str(exc), wrong_hint)
+        status.update(label=_("Filling failed"), state="error", expanded=True)
+        _fail(tr_all(exc), wrong_hint)
     cached = [n for n in names if stamps[n] < run_start]
     status.update(
-        label=f"{len(names)} methods filled in {time.perf_counter() - t0:.1f} s"
-        + (f"; {len(cached)} timings reused from the cache" if cached else ""),
+        label=_("{n} methods filled in {s:.1f} s").format(n=len(names),
+                                                           s=time.perf_counter() - t0)
+        + (_("; {n} timings reused from the cache").format(n=len(cached)) if cached else ""),
         state="complete", expanded=False,
     )
     if numpy_skipped:
         st.warning(
-            f"The notes' NumPy loop is skipped: it visits one hole pixel at a time, and this "
-            f"flow has {hole_px:,} hole pixels, more than the page's limit of "
-            f"{NOTES_NUMPY_MAX_HOLES:,}. Pick the 240x320 size or a lower hole fraction."
+            _("The notes' NumPy loop is skipped: it visits one hole pixel at a time, and this "
+              "flow has {holes:,} hole pixels, more than the page's limit of {limit:,}. Pick the "
+              "240x320 size or a lower hole fraction.").format(holes=hole_px,
+                                                               limit=NOTES_NUMPY_MAX_HOLES)
         )
 
 fill = comp.fill
 main = comp.methods[0]
 heat_step = _heat_step(case.mask.shape)
 if case.reference is not None:
-    with rest_box, st.expander(f"Reference flow ({case.reference_kind})"):
+    with rest_box, st.expander(_("Reference flow ({reference})").format(
+            reference=_(case.reference_kind))):
         show_chart(_reference_figure(case_key, int(max_window), case, main_row),
-                   alt=f"Flow colour image of the {case.reference_kind}.")
+                   alt=_("Flow colour image of the {reference}.").format(
+                       reference=_(case.reference_kind)))
 
 # ---------------------------------------------------------------- windows
 if windows_box.open:
     with windows_box:
         if heat_step > 1:
-            nth = {2: "2nd", 3: "3rd"}.get(heat_step, f"{heat_step}th")
-            st.caption(f"The heat maps below are drawn from every {nth} pixel in each direction, "
-                       "to keep the page responsive at this size.")
+            if heat_step == 2:
+                thinned = _("The heat maps below are drawn from every 2nd pixel in each "
+                            "direction, to keep the page responsive at this size.")
+            elif heat_step == 3:
+                thinned = _("The heat maps below are drawn from every 3rd pixel in each "
+                            "direction, to keep the page responsive at this size.")
+            else:
+                thinned = _("The heat maps below are drawn from every {n}th pixel in each "
+                            "direction, to keep the page responsive at this size.")
+            st.caption(thinned.format(n=heat_step))
         s1, s2 = st.columns(2)
         with s1:
             show_chart(_scales_map_figure(case_key, int(max_window), case, fill),
                        key="flow.scales_map",
-                       alt="Heat map over the holes of how many window sizes had a valid sample; "
-                       "deep inside a hole only the larger windows reach valid flow.")
+                       alt=_("Heat map over the holes of how many window sizes had a valid "
+                             "sample; deep inside a hole only the larger windows reach valid "
+                             "flow."))
         hist = _scales_histogram(case, fill, len(windows))
         with s2:
             show_chart(_scales_hist_figure(hist), key="flow.scales_hist",
-                       alt="Bar chart: number of hole pixels by how many window sizes contributed "
-                       f"(0 to {len(windows)}).")
+                       alt=_("Bar chart: number of hole pixels by how many window sizes "
+                             "contributed (0 to {n}).").format(n=len(windows)))
         all_scales = hist[len(windows)]
         # keyed, so a browser test reads the count from .st-key-flow-windows_summary
-        st.container(key="flow.windows_summary").markdown(
-            f"With `max_window={max_window}` the fill averages {len(windows)} window means "
-            f"({', '.join(map(str, windows))}). {all_scales:,} of {hole_px:,} hole pixels had a "
-            f"valid sample at every scale; the others sit deep inside a hole, so only the larger "
-            f"windows reach valid flow. **{fill.unfilled:,} hole values stayed NaN** (no valid "
-            f"sample within {windows[-1]}x{windows[-1]})"
-            + (" -- raise max_window to reach them." if fill.unfilled else ".")
+        summary = (
+            _("With `max_window={max_window}` the fill averages {n} window means ({sizes}). "
+              "{all:,} of {holes:,} hole pixels had a valid sample at every scale; the others "
+              "sit deep inside a hole, so only the larger windows reach valid flow. "
+              "**{unfilled:,} hole values stayed NaN** (no valid sample within {k}x{k}) -- "
+              "raise max_window to reach them.") if fill.unfilled else
+            _("With `max_window={max_window}` the fill averages {n} window means ({sizes}). "
+              "{all:,} of {holes:,} hole pixels had a valid sample at every scale; the others "
+              "sit deep inside a hole, so only the larger windows reach valid flow. "
+              "**{unfilled:,} hole values stayed NaN** (no valid sample within {k}x{k}).")
         )
+        st.container(key="flow.windows_summary").markdown(summary.format(
+            max_window=max_window, n=len(windows), sizes=", ".join(map(str, windows)),
+            all=all_scales, holes=hole_px, unfilled=fill.unfilled, k=windows[-1]))
         if fill.unfilled:
-            st.warning(f"{fill.unfilled:,} hole values are still NaN: no valid sample lies within "
-                       f"the largest window ({windows[-1]}x{windows[-1]}). Raise max_window.")
+            st.warning(_("{unfilled:,} hole values are still NaN: no valid sample lies within "
+                         "the largest window ({k}x{k}). Raise max_window.").format(
+                             unfilled=fill.unfilled, k=windows[-1]))
         if per_scale and comp.per_scale:
-            st.markdown("Each scale's masked mean on its own (holes only; black = that window saw "
-                        "no valid sample). The fill is the average of the non-black ones.")
+            st.markdown(_("Each scale's masked mean on its own (holes only; black = that window "
+                          "saw no valid sample). The fill is the average of the non-black ones."))
             tabs = st.tabs([f"{k}x{k}" for k in windows])
             for tab, k in zip(tabs, windows, strict=True):
                 with tab:
                     show_chart(_scale_figure(case_key, int(max_window), k, case, main,
                                              comp.per_scale),
-                               alt=f"Flow colour image of the {k}x{k} window's masked mean at the "
-                               "holes; black where that window saw no valid sample.")
+                               alt=_("Flow colour image of the {k}x{k} window's masked mean "
+                                     "at the holes; black where that window saw no valid "
+                                     "sample.").format(k=k))
 
 # ---------------------------------------------------------------- accuracy and timing
 def _made(stamp: float) -> str:
     """When a result was computed: this run, or how long ago it went into the cache."""
     if stamp >= run_start:
-        return "this run"
+        return _("this run")
     minutes = (run_start - stamp) / 60
-    return "cache, <1 min ago" if minutes < 1 else f"cache, {round(minutes)} min ago"
+    return (_("cache, <1 min ago") if minutes < 1
+            else _("cache, {n} min ago").format(n=round(minutes)))
 
 
 when = {n: _made(stamps[n]) for n in stamps}
 rows = [
     {
-        "method": m.name,
-        "mean EPE on holes (px)": m.mean_epe,
-        "median EPE on holes (px)": m.median_epe,
-        "time (ms)": round(m.ms, 2),
-        "timed": when[m.name],
-        "device": m.device,
-        "NaN left": m.unfilled,
-        "max |diff| vs notes": m.max_diff_vs_notes,
+        _("method"): _(m.name),
+        _("mean EPE on holes (px)"): m.mean_epe,
+        _("median EPE on holes (px)"): m.median_epe,
+        _("time (ms)"): round(m.ms, 2),
+        _("timed"): when[m.name],
+        _("device"): m.device,
+        _("NaN left"): m.unfilled,
+        _("max |diff| vs notes"): m.max_diff_vs_notes,
     }
     for m in comp.methods
 ]
 notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
 if accuracy_box.open:
     with accuracy_box:
-        st.header("Accuracy and speed", anchor=False)
+        st.header(_("Accuracy and speed"), anchor=False)
         st.dataframe(rows, width="stretch", hide_index=True)
         if cached:
             st.markdown(
-                f"*{len(cached)} of {len(names)} timings come from the cache* (column *timed*): "
-                "the same flow and settings were filled earlier, in this or another session, and "
-                "the time shown is the one measured then."
+                _("*{cached} of {n} timings come from the cache* (column *timed*): the same flow "
+                  "and settings were filled earlier, in this or another session, and the time "
+                  "shown is the one measured then.").format(cached=len(cached), n=len(names))
             )
         if case.reference is None:
-            st.info("This flow brought its own holes, so there is nothing to compare the fill "
-                    "with: upload a flow without NaN to get EPE numbers against the pre-mask flow.")
+            st.info(_("This flow brought its own holes, so there is nothing to compare the fill "
+                      "with: upload a flow without NaN to get EPE numbers against the pre-mask "
+                      "flow."))
         else:
             method_names = [m.name for m in comp.methods]
-            pick = st.selectbox("EPE map of", method_names, key="flow.epe_method", **BOUND)
+            pick = st.selectbox(_("EPE map of"), method_names, key="flow.epe_method",
+                                format_func=translator(), **BOUND)
             chosen = comp.methods[method_names.index(pick)]
             a1, a2 = st.columns(2)
             with a1:
                 show_chart(_epe_figure(case_key, pick, *run_args[pick], case, chosen),
                            key="flow.epe_map",
-                           alt=f"Heat map of the endpoint error of {chosen.name} on the holes, in "
-                           f"pixels, against the {case.reference_kind}.")
+                           alt=_("Heat map of the endpoint error of {method} on the holes, in "
+                                 "pixels, against the {reference}.").format(
+                                     method=_(chosen.name), reference=_(case.reference_kind)))
             with a2:
                 show_chart(_timing_figure(tuple((m.name, m.ms) for m in comp.methods)),
                            key="flow.timing",
-                           alt="Horizontal bar chart of each method's time in ms, log scale: "
-                           + "; ".join(f"{m.name} {m.ms:.1f} ms" for m in comp.methods) + ".")
+                           alt=_("Horizontal bar chart of each method's time in ms, log scale: "
+                                 "{times}.").format(times="; ".join(
+                                     f"{_(m.name)} {m.ms:.1f} ms" for m in comp.methods)))
             best = min((m for m in comp.methods if np.isfinite(m.mean_epe)),
                        key=lambda m: m.mean_epe, default=None)
             near = comp.methods[-1]
             if best is not None:
                 st.container(key="flow.epe_summary").markdown(  # .st-key-flow-epe_summary
-                    f"Against the {case.reference_kind}, the gradual mean's mean EPE on the holes "
-                    f"is **{main.mean_epe:.3f} px**, nearest-valid fill's is "
-                    f"**{near.mean_epe:.3f} px**; the most accurate here is *{best.name}*. "
-                    "Averaging many valid neighbours cancels noise, and on linear motion the mean "
-                    "of a symmetric window is exact; at motion boundaries (try *piecewise*) large "
-                    "windows mix both motions."
+                    _("Against the {reference}, the gradual mean's mean EPE on the holes is "
+                      "**{main:.3f} px**, nearest-valid fill's is **{near:.3f} px**; the most "
+                      "accurate here is *{best}*. Averaging many valid neighbours cancels noise, "
+                      "and on linear motion the mean of a symmetric window is exact; at motion "
+                      "boundaries (try *piecewise*) large windows mix both motions.").format(
+                          reference=_(case.reference_kind), main=main.mean_epe,
+                          near=near.mean_epe, best=_(best.name))
                 )
         if notes_row is not None:
             fast = min(comp.methods[:2], key=lambda m: m.ms)
             st.markdown(
-                f"Speed on `{settings.device}`: the notes' avg_pool2d version took "
-                f"{notes_row.ms:.1f} ms, the fastest backend ({fast.name}) {fast.ms:.1f} ms -- "
-                f"**{notes_row.ms / max(fast.ms, 1e-6):.0f}x** faster, with a largest difference "
-                f"of {max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]):.1e}. avg_pool2d "
-                "adds up k*k values per pixel; a box filter keeps a running sum (O(1) per pixel), "
-                "and the fast backends do the divisions only at the holes."
+                _("Speed on `{device}`: the notes' avg_pool2d version took {notes_ms:.1f} ms, "
+                  "the fastest backend ({fast}) {fast_ms:.1f} ms -- **{ratio:.0f}x** faster, "
+                  "with a largest difference of {diff:.1e}. avg_pool2d adds up k*k values per "
+                  "pixel; a box filter keeps a running sum (O(1) per pixel), and the fast "
+                  "backends do the divisions only at the holes.").format(
+                      device=settings.device, notes_ms=notes_row.ms, fast=_(fast.name),
+                      fast_ms=fast.ms, ratio=notes_row.ms / max(fast.ms, 1e-6),
+                      diff=max(m.max_diff_vs_notes or 0.0 for m in comp.methods[:2]))
             )
             with st.container(border=True, key="flow.three_ms"):
                 claim, measured = st.columns(2)
-                claim.markdown(f"**The notes say** (notes {NOTES_CLAIM_REF}, after the NumPy loop)")
-                claim.text(NOTES_CLAIM_ZH)
-                claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
-                measured.markdown("**Measured here**" + (" just now" if stamps[NOTES_TORCH_METHOD]
-                                                         >= run_start else " (from the cache)"))
-                measured.metric("avg_pool2d version, this flow", f"{notes_row.ms:.1f} ms",
-                                help="The notes' claim is 3 ms.")
-                measured.text(notes_speed_claim(notes_row.ms, settings.device, case.flow.shape))
+                claim.markdown(_("**The notes say** ({ref}, after the NumPy loop)").format(
+                    ref=cite(NOTES_CLAIM_REF)))
+                # keyed like a callout: the notes' own Chinese, verbatim in both languages
+                claim.container(key="notes_callout-flow_claim_quote").text(NOTES_CLAIM_ZH)
+                if current_language() == "en":  # a Chinese reader reads the quote itself
+                    claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
+                measured.markdown(_("**Measured here** just now")
+                                  if stamps[NOTES_TORCH_METHOD] >= run_start
+                                  else _("**Measured here** (from the cache)"))
+                measured.metric(_("avg_pool2d version, this flow"), f"{notes_row.ms:.1f} ms",
+                                help=_("The notes' claim is 3 ms."))
+                measured.text(tr_all(notes_speed_claim(notes_row.ms, settings.device,
+                                                       case.flow.shape)))
         else:
             st.markdown(
-                f"Switch on *Notes' avg_pool2d* (beside the picture) to time it against the notes' "
-                f"\"about 3 ms\" (notes {NOTES_CLAIM_REF}); expected here: about "
-                f"{_seconds(expected_ms)}."
+                _("Switch on *Notes' avg_pool2d* (beside the picture) to time it against the "
+                  "notes' \"about 3 ms\" ({ref}); expected here: about {time}.").format(
+                      ref=cite(NOTES_CLAIM_REF), time=_seconds(expected_ms))
             )
 
 if numpy_box.open:
@@ -763,16 +849,18 @@ if numpy_box.open:
         numpy_row = next((m for m in comp.methods if m.name == NOTES_NUMPY_METHOD), None)
         sizes = notes_window_sizes(int(max_window) - 1)
         st.markdown(
-            f"Before vectorising, the notes (000:77-79) filled each hole in turn with the mean of "
-            f"its window means for windows {', '.join(map(str, sizes))} (here `max_window_size = "
-            f"{int(max_window) - 1}`, beside this page's {', '.join(map(str, windows))}). Their "
-            "code differs from the vectorised method in four ways: the window `(cx - w//2, "
-            "cy - w//2, cx + w, cy + w)` is **not centred** (it reaches w - 1 pixels right and "
-            "down, w/2 left and up), `crop_rect` pads outside the image with **zeros that count "
-            "as flow**, every fill is written back at once so **later holes average earlier "
-            "fills**, and an early `break` after a window with no valid sample would leave the "
-            "hole NaN (the in-place filling makes that unreachable with the default mask: the row "
-            "above a hole is always the zero border or already filled)."
+            _("Before vectorising, the notes (000:77-79) filled each hole in turn with the mean "
+              "of its window means for windows {sizes} (here `max_window_size = {size}`, beside "
+              "this page's {windows}). Their code differs from the vectorised method in four "
+              "ways: the window `(cx - w//2, cy - w//2, cx + w, cy + w)` is **not centred** (it "
+              "reaches w - 1 pixels right and down, w/2 left and up), `crop_rect` pads outside "
+              "the image with **zeros that count as flow**, every fill is written back at once "
+              "so **later holes average earlier fills**, and an early `break` after a window "
+              "with no valid sample would leave the hole NaN (the in-place filling makes that "
+              "unreachable with the default mask: the row above a hole is always the zero "
+              "border or already filled).").format(
+                  sizes=", ".join(map(str, sizes)), size=int(max_window) - 1,
+                  windows=", ".join(map(str, windows)))
         )
         if numpy_row is not None and case.reference is not None:
             # same method; the fast backend when the reference is off
@@ -780,28 +868,31 @@ if numpy_box.open:
             ratio = numpy_row.mean_epe / max(vectorised.mean_epe, 1e-12)
             per_hole_us = numpy_row.ms * 1e3 / max(hole_px, 1)
             st.markdown(
-                f"On this flow the notes' NumPy loop has a mean EPE on the holes of "
-                f"**{numpy_row.mean_epe:.3f} px**, against **{vectorised.mean_epe:.3f} px** for "
-                f"the vectorised method ({vectorised.name}): **{ratio:.1f}x** the error. It took "
-                f"**{numpy_row.ms / 1e3:.2f} s** on the CPU ({per_hole_us:.0f} us per hole "
-                "pixel). The time is for the notes' loop with one change that leaves every bit of "
-                "the output alone: `crop_rect` pads the whole image for every window of every "
-                "hole, which this loop skips by building only the window; the code as printed is "
-                "slower still."
+                _("On this flow the notes' NumPy loop has a mean EPE on the holes of "
+                  "**{numpy_epe:.3f} px**, against **{epe:.3f} px** for the vectorised method "
+                  "({method}): **{ratio:.1f}x** the error. It took **{s:.2f} s** on the CPU "
+                  "({us:.0f} us per hole pixel). The time is for the notes' loop with one change "
+                  "that leaves every bit of the output alone: `crop_rect` pads the whole image "
+                  "for every window of every hole, which this loop skips by building only the "
+                  "window; the code as printed is slower still.").format(
+                      numpy_epe=numpy_row.mean_epe, epe=vectorised.mean_epe,
+                      method=_(vectorised.name), ratio=ratio, s=numpy_row.ms / 1e3,
+                      us=per_hole_us)
             )
         elif numpy_row is not None:
-            differs = (f"; its largest difference from the avg_pool2d version on this flow is "
-                       f"{numpy_row.max_diff_vs_notes:.2f} px" if numpy_row.max_diff_vs_notes
-                       else "")
-            st.markdown(
-                f"The notes' NumPy loop took **{numpy_row.ms / 1e3:.2f} s** on the CPU{differs}. "
-                "This flow has no reference, so neither can be scored."
-            )
+            if numpy_row.max_diff_vs_notes:
+                took = _("The notes' NumPy loop took **{s:.2f} s** on the CPU; its largest "
+                         "difference from the avg_pool2d version on this flow is {diff:.2f} px. "
+                         "This flow has no reference, so neither can be scored.")
+            else:
+                took = _("The notes' NumPy loop took **{s:.2f} s** on the CPU. This flow has no "
+                         "reference, so neither can be scored.")
+            st.markdown(took.format(s=numpy_row.ms / 1e3, diff=numpy_row.max_diff_vs_notes))
         elif not numpy_skipped:
             st.info(
-                "Switch on *Run the notes' original NumPy loop* above to add it to the table, "
-                f"with its error and time (up to {NOTES_NUMPY_MAX_HOLES:,} hole pixels; it "
-                "shows its progress while it runs)."
+                _("Switch on *Run the notes' original NumPy loop* above to add it to the table, "
+                  "with its error and time (up to {limit:,} hole pixels; it shows its progress "
+                  "while it runs).").format(limit=NOTES_NUMPY_MAX_HOLES)
             )
         show_code(
             notes_numpy_snippet_for(
@@ -809,19 +900,19 @@ if numpy_box.open:
                 int(max_window),
                 upload_name=upload.name if upload is not None else None,
             ),
-            title="Run the notes' NumPy loop beside the avg_pool2d version in Python",
+            title=N_("Run the notes' NumPy loop beside the avg_pool2d version in Python"),
         )
 
 with rest_box:
-    with st.expander("The formula"):
+    with st.expander(_("The formula")):
         st.latex(
             r"\hat x_c(p)=\frac{1}{|S(p)|}\sum_{k\in S(p)}"
             r"\frac{\sum_{q\in W_k(p)} m_c(q)\,x_c(q)}{\sum_{q\in W_k(p)} m_c(q)},\quad "
             r"S(p)=\{k : \textstyle\sum_{W_k(p)} m_c>0\}"
         )
-        st.markdown("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, zero-padded "
-                    "at the borders; only NaN values are replaced.")
-    st.header("What the notes say, checked live", anchor=False)
+        st.markdown(_("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, "
+                      "zero-padded at the borders; only NaN values are replaced."))
+    st.header(_("What the notes say, checked live"), anchor=False)
     for callout in callouts_of("core.flowfill").values():
         notes_callout(callout)
     show_code(

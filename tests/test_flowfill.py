@@ -790,8 +790,8 @@ def test_callout_max_window_not_aligned():
         in callout.run.output
     assert "ran, NaN left: 0" in callout.run.output
     assert "app: ValueError: max_window must be 2**k + 1" in callout.run.output
-    assert callout.today.startswith("Today the notes' function still only warns")
-    assert "windows up to 17x17" in callout.today and "refuses 32" in callout.today
+    assert callout.today_text.startswith("Today the notes' function still only warns")
+    assert "windows up to 17x17" in callout.today_text and "refuses 32" in callout.today_text
 
 
 def test_callout_three_ms():
@@ -801,12 +801,12 @@ def test_callout_three_ms():
     found = re.search(r"device=(\w+) flow=1x2x120x160 median=([\d.]+) ms", callout.run.output)
     assert found, callout.run.transcript
     ms = float(found[2])
-    assert f"takes {ms:.1f} ms on a 120x160" in callout.today
-    assert "neither the frame size nor the device" in callout.today
+    assert f"takes {ms:.1f} ms on a 120x160" in callout.today_text
+    assert "neither the frame size nor the device" in callout.today_text
     if not torch.cuda.is_available():
         # a CPU is far from 3 ms on this: the sentence must not claim the notes' figure
-        assert ms > NOTES_CLAIM_MS and "slower than the notes' 3 ms" in callout.today
-        assert "There is no GPU on this machine" in callout.today
+        assert ms > NOTES_CLAIM_MS and "slower than the notes' 3 ms" in callout.today_text
+        assert "There is no GPU on this machine" in callout.today_text
 
 
 def test_notes_speed_claim_sentence():

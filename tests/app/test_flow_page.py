@@ -599,3 +599,52 @@ def test_hostile_link_opens_the_defaults_with_a_notice(params, dropped):
     notice = " ".join(t.value for t in at.toast)
     assert all(f"`{key}`" in notice for key in dropped), notice
     assert _stayed_nan(at) == _stayed_nan(_cold({}))
+
+
+# ---------------------------------------------------------------------------------- 中文
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"flow.details_tab": ACCURACY},
+        {"flow.details_tab": NUMPY, "flow.notes_numpy": "true"},
+        {"flow.per_scale": "true", "flow.mask": "Stripes", "flow.hole_size": "40",
+         "flow.max_window": "9"},
+        {"flow.source": "Motorcycle stereo pair", "flow.details_tab": ACCURACY},
+    ],
+    ids=["default", "accuracy", "numpy", "per_scale_unfilled", "stereo"],
+)  # fmt: skip
+def test_chinese_page_has_no_english_sentence(params):
+    """Every text a visitor reads is Chinese, in each tab; a link's English labels still open
+    the view it names (ui.links translates them)."""
+    from tests.app.i18n_checks import untranslated, visible_texts
+
+    at = _cold({"lang": "zh", **params})
+    assert untranslated(visible_texts(at)) == []
+    assert at.title[0].value == "光流空洞填充"
+
+
+def test_chinese_link_keeps_the_english_values():
+    at = _cold({"lang": "zh", "flow.mask": "Stripes", "flow.details_tab": ACCURACY})
+    mask = at.selectbox(key="flow.mask")
+    assert mask.value == "stripes" and "条纹" in mask.options
+    assert at.session_state[TABS] == "精度与速度"
+    assert list(at.dataframe[0].value.columns)[:2] == ["方法", "空洞上的平均 EPE（px）"]
+    assert "渐进均值（cv2 后端）" in list(at.dataframe[0].value["方法"])
+    # the same speed sentence, each part translated
+    assert any("笔记没有给出这 3 ms 对应的光流尺寸和设备" in t.value for t in at.text)
+
+
+def test_chinese_upload_errors_are_chinese():
+    from tests.app.i18n_checks import english_sentences
+
+    at = _cold({"lang": "zh"})
+    at.selectbox(key="flow.source").select("upload_flow").run()
+    bad = b"XXXX" + save_flo(np.zeros((4, 4, 2), np.float32))[4:]
+    at.file_uploader(key="flow.file").upload("bad_magic.flo", bad).run()
+    assert not at.exception
+    assert "魔数" in _errors(at) and english_sentences(_errors(at)) == [], _errors(at)
+    at.selectbox(key="flow.source").select("upload_pair").run()
+    at.file_uploader(key="flow.image1").upload("a.png", _png(40, 50))
+    at.file_uploader(key="flow.image2").upload("big.png", _png(8, 1100)).run()
+    assert "第二张图像为 8x1100 像素" in _errors(at), _errors(at)

@@ -26,7 +26,7 @@ from ui import i18n
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
 #: Pages whose every visible text is translated. A page joins when its translation is done;
 #: the language checks below run on these (README "Translations" says which are done).
-TRANSLATED: tuple[str, ...] = ("home", "indexing", "warp", "memory", "batchnorm")
+TRANSLATED: tuple[str, ...] = ("home", "indexing", "batchnorm", "warp", "flow", "memory")
 KEYWORDS = {"_": None, "N_": None, "T": None, "ngettext": (1, 2)}
 
 
