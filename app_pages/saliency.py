@@ -15,9 +15,10 @@ import torch
 
 from core import models as M
 from core import saliency as S
-from core.notes import cite
+from core.text import N_, T
 from ui.charts import show_chart
 from ui.code import show_code
+from ui.i18n import _, cite, translator
 from ui.image_input import image_input
 from ui.lesson import lesson_layout
 from ui.links import BOUND
@@ -30,20 +31,44 @@ HEAVY_S = 3.0
 HEAVY_MIN_IMAGES = 8
 #: Used to announce a run's time before any gradient pass was measured (forward + backward, CPU).
 FALLBACK_PER_IMAGE_MS = 160.0
-TARGET_MODES = ["Predicted class", "Any class"]
+# Choice values stay English (tests and code compare them); only their display is translated,
+# each label one catalog message (a link's English label is translated by exact lookup).
+TARGET_MODES = [N_("Predicted class"), N_("Any class")]
 METHOD_NAMES = {
-    "vanilla": "Vanilla gradient",
-    "grad_x_input": "Gradient x input",
-    "smoothgrad": "SmoothGrad",
-    "integrated_gradients": "Integrated Gradients",
+    "vanilla": N_("Vanilla gradient"),
+    "grad_x_input": N_("Gradient x input"),
+    "smoothgrad": N_("SmoothGrad"),
+    "integrated_gradients": N_("Integrated Gradients"),
 }
-RECIPE_NAMES = {"app": "The app's (default)", "notes": "The notes' (000:2)"}
+RECIPE_NAMES = {"app": N_("The app's (default)"), "notes": N_("The notes' (000:2)")}
+MODEL_SOURCES = [N_("From the registry"), N_("Upload your own")]
+BASELINE_NAMES = {"black": N_("black"), "blur": N_("blur")}
+OBJECTIVE_NAMES = {"logit": N_("class score (Simonyan)"), "loss": N_("loss (notes)")}
+REDUCE_NAMES = {"sum": N_("sum |grad| (notes)"), "max": N_("max |grad| (Simonyan)")}
+WHAT_TO_CHANGE = N_("{message}\n\n**What to change:** {hint}")
 
 layout = lesson_layout(
-    "Saliency: which pixels drive the decision?",
-    "the bright pixels of the map and the overlay: the gradient of the explained class's score "
-    "with respect to each input pixel, on the picture the model actually sees.",
+    N_("Saliency: which pixels drive the decision?"),
+    N_(
+        "the bright pixels of the map and the overlay: the gradient of the explained class's "
+        "score with respect to each input pixel, on the picture the model actually sees."
+    ),
 )
+
+
+def _t(text: object) -> str:
+    """A text from core in this session's language, like ``ui.i18n.tr``, but a T's values that
+    are T's themselves are translated too (a model's preprocessing, its weights' source)."""
+    if isinstance(text, BaseException):
+        text = text.args[0] if len(text.args) == 1 else str(text)
+    if isinstance(text, T):
+        if not text.args:
+            return _(text.template)
+        args = {k: _t(v) if isinstance(v, T) else v for k, v in text.args.items()}
+        return _(text.template).format(**args)
+    return _(str(text))
+
+
 settings = current_settings()
 # Every value control is bound to the URL (**BOUND): a link opens this view, and a control keeps
 # its value after a visit to another page or while it is hidden (another method, the notes'
@@ -112,7 +137,8 @@ def _shared_classification(
 
 
 def _compute(model, x, target: int, method: str, params: dict, label: str):
-    """Run core.saliency.compute_saliency with a progress bar; returns (result, seconds, when)."""
+    """Run core.saliency.compute_saliency with a progress bar; returns (result, seconds, when).
+    ``label`` is already in the session's language."""
     bar = st.progress(0.0, text=label)
     t0 = time.perf_counter()
     try:
@@ -121,7 +147,9 @@ def _compute(model, x, target: int, method: str, params: dict, label: str):
             x,
             target,
             method,
-            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=f"{label}: {text}"),
+            progress=lambda f, text: bar.progress(
+                min(max(f, 0.0), 1.0), text=f"{label}: {_t(text)}"
+            ),
             **params,
         )
     finally:
@@ -151,7 +179,7 @@ def _shared_saliency(
 
 def _randomize(model, x, target: int, method: str, k: int, percentile: float, params: dict):
     """core.saliency.randomization_test of the top ``k`` layers, with a progress bar."""
-    bar = st.progress(0.0, text="Randomizing ...")
+    bar = st.progress(0.0, text=_("Randomizing ..."))
     try:
         return S.randomization_test(
             model,
@@ -159,7 +187,7 @@ def _randomize(model, x, target: int, method: str, k: int, percentile: float, pa
             target,
             method,
             k,
-            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
+            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=_t(text)),
             percentile=percentile,
             **params,
         )
@@ -187,7 +215,10 @@ def _shared_sanity(
 
 
 def _fail(message: str, hint: str) -> None:
-    layout.figure.error(f"{message}\n\n**What to change:** {hint}", icon=":material/error:")
+    """An error in the figure's place and stop; both texts already in the session's language."""
+    layout.figure.error(
+        _(WHAT_TO_CHANGE).format(message=message, hint=hint), icon=":material/error:"
+    )
     st.stop()
 
 
@@ -200,19 +231,28 @@ def _target_widgets(top1: int, num_classes: int, categories: list[str]) -> int:
     Their defaults are fixed (the predicted class): a default that followed the last choice would
     leave that choice out of the link.
     """
-    mode = st.radio("Explain", TARGET_MODES, horizontal=True, key="saliency.target_mode", **BOUND)
+    mode = st.radio(
+        _("Explain"),
+        TARGET_MODES,
+        format_func=translator(),
+        horizontal=True,
+        key="saliency.target_mode",
+        **BOUND,
+    )
     if mode == TARGET_MODES[0]:
         target = top1
     else:
         target = st.selectbox(
-            "Class (type to search)",
+            _("Class (type to search)"),
             list(range(num_classes)),
             index=top1,
             format_func=lambda i: f"{i}: {categories[i]}",
             key="saliency.target_class",
             **BOUND,
         )
-    st.caption(f"Explaining class {target}: **{categories[target]}**")
+    st.caption(
+        _("Explaining class {target}: **{name}**").format(target=target, name=categories[target])
+    )
     return int(target)
 
 
@@ -227,20 +267,21 @@ with details:
 
 # ---------------------------------------------------------------- classifier (in the details)
 with setup_area:
-    st.header("Classifier and preprocessing", anchor=False)
+    st.header(_("Classifier and preprocessing"), anchor=False)
     # Open when the classifier is not the default one; a link's value is in the URL (defaults
     # never are) before the control has read it.
     changed = any(
         key in st.query_params or st.session_state.get(key, default) != default
         for key, default in (
-            ("saliency.model_source", "From the registry"),
+            ("saliency.model_source", MODEL_SOURCES[0]),
             ("saliency.model", "efficientnet_lite0"),
         )
     )
-    with st.expander("Classifier: choose a model or upload your own", expanded=changed):
+    with st.expander(_("Classifier: choose a model or upload your own"), expanded=changed):
         source = st.radio(
-            "Classifier",
-            ["From the registry", "Upload your own"],
+            _("Classifier"),
+            MODEL_SOURCES,
+            format_func=translator(),
             horizontal=True,
             key="saliency.model_source",
             **BOUND,
@@ -249,74 +290,96 @@ with setup_area:
         warm_ms: float | None = None
         upload = None
         architecture = None
-        if source == "From the registry":
+        if source == MODEL_SOURCES[0]:
             entries = {entry.spec.name: entry for entry in M.list_models()}
-            missing = [entry.spec.title for entry in entries.values() if not entry.available]
+            missing = [_(entry.spec.title) for entry in entries.values() if not entry.available]
             # The option text is the link's value, so it names the model only: whether its
             # weights are here differs between machines, and a link must open on every one.
+            say = translator()
             name = st.selectbox(
-                "Model",
+                _("Model"),
                 list(entries),
-                format_func=lambda n: entries[n].spec.title,
+                format_func=lambda n: say(entries[n].spec.title),
                 key="saliency.model",
                 **BOUND,
-                help="EfficientNet-Lite0 ships with a pip package and always works offline. "
-                "torchvision models need their weight file in the local torch hub cache."
-                + (f" Unavailable offline here: {', '.join(missing)}." if missing else ""),
+                help=(
+                    _(
+                        "EfficientNet-Lite0 ships with a pip package and always works offline. "
+                        "torchvision models need their weight file in the local torch hub "
+                        "cache. Unavailable offline here: {models}."
+                    ).format(models=", ".join(missing))
+                    if missing
+                    else _(
+                        "EfficientNet-Lite0 ships with a pip package and always works offline. "
+                        "torchvision models need their weight file in the local torch hub cache."
+                    )
+                ),
             )
             entry = entries[name]
+            title = _(entry.spec.title)
             if not entry.available:
                 st.warning(
-                    f"{entry.spec.title} is unavailable: {entry.reason}", icon=":material/block:"
+                    _("{title} is unavailable: {reason}").format(
+                        title=title, reason=_t(entry.reason)
+                    ),
+                    icon=":material/block:",
                 )
                 if entry.weights_path is not None:
-                    st.caption("Put the weight file exactly here:")
+                    st.caption(_("Put the weight file exactly here:"))
                     st.code(str(entry.weights_path), language=None)
-                if st.button("Try to download the weights", key="saliency.download_weights"):
-                    with st.spinner(f"Downloading {entry.spec.title} ..."):
+                if st.button(_("Try to download the weights"), key="saliency.download_weights"):
+                    with st.spinner(_("Downloading {title} ...").format(title=title)):
                         try:
                             loaded, warm_ms = _registry_model(name, settings.device, True)
                         except ValueError as error:
-                            st.error(str(error))
+                            st.error(_t(error))
                 if loaded is None:
                     layout.figure.info(
-                        f"{entry.spec.title} is unavailable offline (see **Classifier** below). "
-                        "Choose EfficientNet-Lite0 to continue offline.",
+                        _(
+                            "{title} is unavailable offline (see **Classifier** below). "
+                            "Choose EfficientNet-Lite0 to continue offline."
+                        ).format(title=title),
                         icon=":material/block:",
                     )
                     st.stop()
             else:
-                with layout.figure, st.spinner(f"Loading {entry.spec.title} ..."):
+                with layout.figure, st.spinner(_("Loading {title} ...").format(title=title)):
                     try:
                         loaded, warm_ms = _registry_model(name, settings.device, False)
                     except ValueError as error:
-                        _fail(str(error), "choose EfficientNet-Lite0, which works offline.")
+                        _fail(_t(error), _("choose EfficientNet-Lite0, which works offline."))
         else:
             architecture = st.selectbox(
-                "Architecture (state_dict) or preprocessing (TorchScript)",
+                _("Architecture (state_dict) or preprocessing (TorchScript)"),
                 list(M.CUSTOM_ARCHITECTURES),
                 index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
                 key="saliency.architecture",
                 **BOUND,
-                help="A state_dict is loaded into this architecture with strict key checking. "
-                "A TorchScript file brings its own architecture; its input is preprocessed the "
-                "way this architecture expects.",
+                help=_(
+                    "A state_dict is loaded into this architecture with strict key checking. "
+                    "A TorchScript file brings its own architecture; its input is preprocessed "
+                    "the way this architecture expects."
+                ),
             )
             upload = st.file_uploader(
-                "TorchScript (torch.jit.save) or state_dict (torch.save) file",
+                _("TorchScript (torch.jit.save) or state_dict (torch.save) file"),
                 key="saliency.model_upload",
-                help="Loaded safely with torch.jit.load or torch.load(weights_only=True): "
-                "no pickled code is executed.",
+                help=_(
+                    "Loaded safely with torch.jit.load or torch.load(weights_only=True): "
+                    "no pickled code is executed."
+                ),
             )
             if upload is None:
                 layout.figure.info(
-                    "Upload a model file under **Classifier** below to continue, or use the "
-                    "registry.",
+                    _(
+                        "Upload a model file under **Classifier** below to continue, or use the "
+                        "registry."
+                    ),
                     icon=":material/upload:",
                 )
                 st.stop()
             data = upload.getvalue()
-            with layout.figure, st.spinner(f"Loading {upload.name} ..."):
+            with layout.figure, st.spinner(_("Loading {file} ...").format(file=upload.name)):
                 try:
                     loaded, warm_ms = _custom_model(
                         hashlib.sha256(data).hexdigest(), upload.name, architecture,
@@ -324,31 +387,41 @@ with setup_area:
                     )  # fmt: skip
                 except ValueError as error:
                     _fail(
-                        str(error),
-                        "upload a TorchScript file, or a state_dict saved from the architecture "
-                        "chosen under Classifier with a 1000-class head.",
+                        _t(error),
+                        _(
+                            "upload a TorchScript file, or a state_dict saved from the "
+                            "architecture chosen under Classifier with a 1000-class head."
+                        ),
                     )
         assert loaded is not None
-        st.caption(f"Weights: {loaded.source} · device `{loaded.device}`")
-    st.markdown(f"**{loaded.name}**: {loaded.describe_preprocessing()}.")
-    st.caption("All maps live on this resized and cropped view; the overlay is drawn on it.")
+        st.caption(
+            _("Weights: {source} · device `{device}`").format(
+                source=_t(loaded.source), device=loaded.device
+            )
+        )
+    st.markdown(
+        _("**{model}**: {preprocessing}.").format(
+            model=loaded.name, preprocessing=_t(loaded.describe_preprocessing())
+        )
+    )
+    st.caption(_("All maps live on this resized and cropped view; the overlay is drawn on it."))
 
 # ---------------------------------------------------------------- controls beside the figure
 with layout.controls:
     image = image_input("saliency.image")
 if image is None:
     layout.figure.info(
-        "Choose a sample or upload an image to see its saliency map.", icon=":material/image:"
+        _("Choose a sample or upload an image to see its saliency map."), icon=":material/image:"
     )
     st.stop()
 
 image, notice = M.ensure_min_side(image)
 if notice:
-    layout.controls.warning(notice, icon=":material/zoom_in:")
+    layout.controls.warning(_t(notice), icon=":material/zoom_in:")
 
 image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
 model_key = f"{loaded.source} · {loaded.device}"
-shared = source == "From the registry"  # an uploaded model's name is not a safe shared key
+shared = source == MODEL_SOURCES[0]  # an uploaded model's name is not a safe shared key
 try:
     x = loaded.preprocess(image)
     view = loaded.model_view(image)
@@ -357,16 +430,19 @@ try:
     else:
         top5, num_classes = _classify(loaded, x)
 except (ValueError, RuntimeError) as error:
-    _fail(f"The model could not classify this image: {error}", "try another image or model.")
+    _fail(
+        _("The model could not classify this image: {error}").format(error=_t(error)),
+        _("try another image or model."),
+    )
 
 with predictions_area:
-    st.header("Top-5 predictions", anchor=False)
+    st.header(_("Top-5 predictions"), anchor=False)
     st.dataframe(
         pd.DataFrame(
             {
-                "class": [index for index, _, _ in top5],
-                "name": [label for _, label, _ in top5],
-                "probability": [round(p, 4) for _, _, p in top5],
+                _("class"): [index for index, _name, _p in top5],
+                _("name"): [label for _i, label, _p in top5],
+                _("probability"): [round(p, 4) for _i, _name, p in top5],
             }
         ),
         hide_index=True,
@@ -376,67 +452,82 @@ with predictions_area:
 
 with layout.controls:
     target = _target_widgets(top5[0][0], num_classes, loaded.categories)
+    say = translator()
     recipe = st.radio(
-        "Recipe",
+        _("Recipe"),
         list(S.RECIPES),
-        format_func=RECIPE_NAMES.get,
+        format_func=lambda v: say(RECIPE_NAMES[v]),
         horizontal=True,
         key="saliency.recipe",
         **BOUND,
-        help="The app's: " + S.RECIPES["app"] + ". The notes': " + S.RECIPES["notes"] + ", "
-        "the code in the notes (000:2) reproduced exactly: vanilla gradient of the loss, sum of "
-        "|grad| over R, G, B, then cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8.",
+        help=_(
+            "The app's: {app}. The notes': {notes}, the code in the notes (000:2) reproduced "
+            "exactly: vanilla gradient of the loss, sum of |grad| over R, G, B, then "
+            "cvglue.scale_min_max(s, 0, 255, percentile=99) and np.uint8."
+        ).format(app=_(S.RECIPES["app"]), notes=_(S.RECIPES["notes"])),
     )
     n, sigma, steps, baseline = 25, 0.15, 32, "black"
     if recipe == "notes":
         method, objective, reduce = "vanilla", "loss", "sum"
     else:
         method = st.selectbox(
-            "Method",
+            _("Method"),
             list(S.METHODS),
-            format_func=METHOD_NAMES.get,
+            format_func=lambda v: say(METHOD_NAMES[v]),
             key="saliency.method",
             **BOUND,
-            help=" · ".join(S.METHODS.values()),
+            help=" · ".join(_(text) for text in S.METHODS.values()),
         )
     if method == "smoothgrad":
-        n = st.slider("Noisy samples n", 1, 50, 25, key="saliency.n", **BOUND)
+        n = st.slider(_("Noisy samples n"), 1, 50, 25, key="saliency.n", **BOUND)
         sigma = st.slider(
-            "Noise sigma", 0.0, 0.5, 0.15, 0.01, key="saliency.sigma", **BOUND,
-            help="Standard deviation of the noise, as a fraction of the input range.",
+            _("Noise sigma"), 0.0, 0.5, 0.15, 0.01, key="saliency.sigma", **BOUND,
+            help=_("Standard deviation of the noise, as a fraction of the input range."),
         )  # fmt: skip
     elif method == "integrated_gradients":
-        steps = st.slider("Steps on the path", 4, 128, 32, key="saliency.steps", **BOUND)
+        steps = st.slider(_("Steps on the path"), 4, 128, 32, key="saliency.steps", **BOUND)
         baseline = st.radio(
-            "Baseline", list(S.BASELINES), horizontal=True, key="saliency.baseline", **BOUND
+            _("Baseline"),
+            list(S.BASELINES),
+            format_func=lambda v: say(BASELINE_NAMES[v]),
+            horizontal=True,
+            key="saliency.baseline",
+            **BOUND,
         )
-    with st.expander("Map options"):
+    with st.expander(_("Map options")):
         if recipe != "notes":
             objective = st.radio(
-                "Objective",
+                _("Objective"),
                 list(S.OBJECTIVES),
-                format_func={"logit": "class score (Simonyan)", "loss": "loss (notes)"}.get,
+                format_func=lambda v: say(OBJECTIVE_NAMES[v]),
                 key="saliency.objective",
                 **BOUND,
-                help="Backpropagate the class score (logit), or the cross-entropy loss for the "
-                "explained class as the notes do.",
+                help=_(
+                    "Backpropagate the class score (logit), or the cross-entropy loss for the "
+                    "explained class as the notes do."
+                ),
             )
             reduce = st.radio(
-                "Channel reduction",
+                _("Channel reduction"),
                 list(S.REDUCTIONS),
-                format_func={"sum": "sum |grad| (notes)", "max": "max |grad| (Simonyan)"}.get,
+                format_func=lambda v: say(REDUCE_NAMES[v]),
                 key="saliency.reduce",
                 **BOUND,
             )
         if recipe == "notes":
             percentile = S.NOTES_PERCENTILE
-            st.caption(f"Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)")
+            st.caption(
+                _("Scaling: P1..P{percentile:g} to 0..255 (fixed by the notes' recipe)").format(
+                    percentile=percentile
+                )
+            )
         else:
             percentile = st.slider(
-                "Saturate at percentile", 50.0, 100.0, 99.0, 0.5, key="saliency.percentile", **BOUND
-            )
-        alpha = st.slider("Overlay alpha", 0.0, 1.0, 0.5, 0.05, key="saliency.alpha", **BOUND)
-        colormap = st.selectbox("Colormap", list(S.COLORMAPS), key="saliency.colormap", **BOUND)
+                _("Saturate at percentile"), 50.0, 100.0, 99.0, 0.5, key="saliency.percentile",
+                **BOUND,
+            )  # fmt: skip
+        alpha = st.slider(_("Overlay alpha"), 0.0, 1.0, 0.5, 0.05, key="saliency.alpha", **BOUND)
+        colormap = st.selectbox(_("Colormap"), list(S.COLORMAPS), key="saliency.colormap", **BOUND)
 
 # ---------------------------------------------------------------- compute (shared cache)
 params = dict(
@@ -460,9 +551,8 @@ with runs.lock:
 # Not the warm-up time: it includes one-time initialisation (seconds on a cold CPU).
 per_image_ms = per_image_ms or FALLBACK_PER_IMAGE_MS
 estimate = S.estimate_run(method, n=int(n), steps=int(steps), per_image_ms=per_image_ms)
-label = (
-    f"{METHOD_NAMES[method]}: {estimate.images} image(s) through the model, "
-    f"about {estimate.seconds:.1f} s"
+label = _("{method}: {images} image(s) through the model, about {seconds:.1f} s").format(
+    method=_(METHOD_NAMES[method]), images=estimate.images, seconds=estimate.seconds
 )
 session_cached = st.session_state.get("saliency._result")
 in_session = session_cached is not None and session_cached[0] == cache_key
@@ -478,18 +568,20 @@ if heavy and not (already_made or in_session or arriving):
     with figure_slot.container():
         st.image(
             view,
-            caption="What the model sees",
-            alt="The image as the classifier sees it, resized and cropped; no map computed yet.",
+            caption=_("What the model sees"),
+            alt=_("The image as the classifier sees it, resized and cropped; no map computed yet."),
             width=320,
         )
         st.info(
-            f"{label} (measured {per_image_ms:.0f} ms per image on `{loaded.device}`). "
-            "Fewer samples or steps run at once; a map another session already made comes "
-            "from the shared cache without waiting.",
+            _(
+                "{label} (measured {ms:.0f} ms per image on `{device}`). Fewer samples or steps "
+                "run at once; a map another session already made comes from the shared cache "
+                "without waiting."
+            ).format(label=label, ms=per_image_ms, device=loaded.device),
             icon=":material/timer:",
         )
         go_heavy = st.button(
-            f"Compute (about {estimate.seconds:.0f} s)",
+            _("Compute (about {seconds:.0f} s)").format(seconds=estimate.seconds),
             key="saliency.compute",
             type="primary",
         )
@@ -499,7 +591,11 @@ if heavy and not (already_made or in_session or arriving):
 ran: list = []
 made_s, made_at = 0.0, time.time()
 with figure_slot.container():
-    st.caption(f"{label} ... (if another session is making the same map, you get theirs)")
+    st.caption(
+        _("{label} ... (if another session is making the same map, you get theirs)").format(
+            label=label
+        )
+    )
     try:
         if shared:
             result, made_s, made_at = _shared_saliency(
@@ -513,7 +609,7 @@ with figure_slot.container():
             result, made_s, made_at = _compute(loaded.model, x, int(target), method, params, label)
     except (ValueError, RuntimeError) as error:
         figure_slot.empty()
-        _fail(str(error), "change the target class, the method or the objective.")
+        _fail(_t(error), _("change the target class, the method or the objective."))
 figure_slot.empty()
 st.session_state["saliency._result"] = (cache_key, (result, made_s, made_at))
 if ran:
@@ -528,25 +624,31 @@ if ran:
             if method == "vanilla":
                 runs.per_image_ms[(model_key, True)] = ms
 if not ran and shared:
-    provenance = (
-        f"From the shared cache: made {time.time() - made_at:.0f} s ago in {made_s:.1f} s "
-        "(by this or another session), so nothing was recomputed."
-    )
+    provenance = _(
+        "From the shared cache: made {ago:.0f} s ago in {made:.1f} s (by this or another "
+        "session), so nothing was recomputed."
+    ).format(ago=time.time() - made_at, made=made_s)
 elif ran:
-    provenance = f"Computed just now in {made_s:.1f} s (announced: about {estimate.seconds:.1f} s)."
+    provenance = _("Computed just now in {made:.1f} s (announced: about {seconds:.1f} s).").format(
+        made=made_s, seconds=estimate.seconds
+    )
 else:
-    provenance = f"Kept from this session's last run (made in {made_s:.1f} s)."
+    provenance = _("Kept from this session's last run (made in {made:.1f} s).").format(made=made_s)
 
 comparison = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
 notes_warning = None
 if recipe == "notes" and comparison.notes is not None:
     saliency_u8 = comparison.notes
-    map_caption = f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss, sum, P1..P99, uint8"
+    map_caption = _("The notes' recipe ({ref}): loss, sum, P1..P99, uint8").format(
+        ref=cite(S.NOTES_RECIPE_REF)
+    )
 else:
     if recipe == "notes":
-        notes_warning = f"{comparison.notes_error}. The map uses the app's scaling instead."
+        notes_warning = _("{reason}. The map uses the app's scaling instead.").format(
+            reason=_t(comparison.notes_error)
+        )
     saliency_u8 = S.scale_percentile(result.saliency, percentile)
-    map_caption = f"{METHOD_NAMES[method]}, {objective}, {reduce}"
+    map_caption = f"{_(METHOD_NAMES[method])}, {objective}, {reduce}"
 heat = S.colorize(saliency_u8, colormap)
 picture = S.overlay(view, saliency_u8, alpha, colormap)
 prob = float(torch.softmax(result.logits, 0)[int(target)])
@@ -559,106 +661,143 @@ with layout.figure:
     c_map.image(
         heat,
         caption=map_caption,
-        alt=f"Saliency map ({METHOD_NAMES[method]}) for class {target}, {class_name}: "
-        "bright where the class score is most sensitive to the pixel.",
+        alt=_(
+            "Saliency map ({method}) for class {target}, {name}: bright where the class score "
+            "is most sensitive to the pixel."
+        ).format(method=_(METHOD_NAMES[method]), target=target, name=class_name),
         width="stretch",
     )
     c_overlay.image(
         picture,
-        caption=f"Overlay (alpha {alpha:.2f})",
-        alt=f"The saliency map for {class_name} drawn over the image.",
+        caption=_("Overlay (alpha {alpha:.2f})").format(alpha=alpha),
+        alt=_("The saliency map for {name} drawn over the image.").format(name=class_name),
         width="stretch",
     )
     c_view.image(
         view,
-        caption="What the model sees",
-        alt="The input image resized and cropped to what the classifier sees.",
+        caption=_("What the model sees"),
+        alt=_("The input image resized and cropped to what the classifier sees."),
         width="stretch",
     )
     if notes_warning:
         st.warning(notes_warning, icon=":material/warning:")
     st.markdown(
-        f"Explaining **{target}: {class_name}** (p = {prob:.3f}) with "
-        f"{METHOD_NAMES[method]}. {provenance}"
+        _("Explaining **{target}: {name}** (p = {prob:.3f}) with {method}. {provenance}").format(
+            target=target,
+            name=class_name,
+            prob=prob,
+            method=_(METHOD_NAMES[method]),
+            provenance=provenance,
+        )
     )
 
 # ---------------------------------------------------------------- details: how the map was made
 with how_area:
-    st.header("How this map was made", anchor=False)
+    st.header(_("How this map was made"), anchor=False)
     if recipe == "notes":
         st.caption(
-            f"The notes' recipe ({cite(S.NOTES_RECIPE_REF)}): loss.backward() on the "
-            "cross-entropy for the explained class (the notes leave target_loss open), "
-            "sum of |x.grad| over channels, P1..P99 stretched to 0..255 and clipped, "
-            "np.uint8 truncation. Method, objective and scaling are fixed to theirs."
+            _(
+                "The notes' recipe ({ref}): loss.backward() on the cross-entropy for the "
+                "explained class (the notes leave target_loss open), sum of |x.grad| over "
+                "channels, P1..P99 stretched to 0..255 and clipped, np.uint8 truncation. Method, "
+                "objective and scaling are fixed to theirs."
+            ).format(ref=cite(S.NOTES_RECIPE_REF))
         )
     else:
         st.caption(
-            "The default. It explains the class score itself and never divides by zero; "
-            "the section 'The notes' recipe' measures how far the notes' recipe is from it."
+            _(
+                "The default. It explains the class score itself and never divides by zero; "
+                "the section 'The notes' recipe' measures how far the notes' recipe is from it."
+            )
         )
     share = S.mass_above_percentile(result.saliency, percentile)
     lines = [
-        f"The model gives **{class_name}** a probability of {prob:.3f}. "
-        f"Each pixel's brightness is |d {'score' if objective == 'logit' else 'loss'} / d pixel| "
-        f"reduced by **{reduce}** over R, G, B.",
         (
-            f"Pixels at or below the 1st percentile ({comparison.p_low:.3g}) are black and "
-            f"pixels at or above the 99th ({comparison.p_high:.3g}) full colour; they hold "
-            f"{share:.1%} of the total saliency. In between, 255 (s - P1) / (P99 - P1) is "
-            "truncated to an integer by np.uint8, as cvglue.scale_min_max and the notes do."
+            _(
+                "The model gives **{name}** a probability of {prob:.3f}. Each pixel's brightness "
+                "is |d score / d pixel| reduced by **{reduce}** over R, G, B."
+            )
+            if objective == "logit"
+            else _(
+                "The model gives **{name}** a probability of {prob:.3f}. Each pixel's brightness "
+                "is |d loss / d pixel| reduced by **{reduce}** over R, G, B."
+            )
+        ).format(name=class_name, prob=prob, reduce=reduce),
+        (
+            _(
+                "Pixels at or below the 1st percentile ({low:.3g}) are black and pixels at or "
+                "above the 99th ({high:.3g}) full colour; they hold {share:.1%} of the total "
+                "saliency. In between, 255 (s - P1) / (P99 - P1) is truncated to an integer by "
+                "np.uint8, as cvglue.scale_min_max and the notes do."
+            ).format(low=comparison.p_low, high=comparison.p_high, share=share)
             if saliency_u8 is comparison.notes
-            else f"Pixels at or above the {percentile:g}th percentile are drawn at full colour; "
-            f"they hold {share:.1%} of the total saliency. Values are divided by that percentile "
-            "plus 1e-12 and rounded, so a flat map stays black instead of dividing by zero."
+            else _(
+                "Pixels at or above the {percentile:g}th percentile are drawn at full colour; "
+                "they hold {share:.1%} of the total saliency. Values are divided by that "
+                "percentile plus 1e-12 and rounded, so a flat map stays black instead of "
+                "dividing by zero."
+            ).format(percentile=percentile, share=share)
         ),
     ]
     if result.completeness is not None:
         total, delta = result.completeness
         lines.append(
-            f"Integrated Gradients completeness: attributions sum to {total:.3f}, while "
-            f"f(image) - f(baseline) = {delta:.3f}. More steps bring the two closer."
+            _(
+                "Integrated Gradients completeness: attributions sum to {total:.3f}, while "
+                "f(image) - f(baseline) = {delta:.3f}. More steps bring the two closer."
+            ).format(total=total, delta=delta)
         )
     if method == "smoothgrad":
         lines.append(
-            f"SmoothGrad averaged {n} noisy copies (sigma {sigma:.2f}) in batches; "
-            "noise averages away the speckle of a single gradient."
+            _(
+                "SmoothGrad averaged {n} noisy copies (sigma {sigma:.2f}) in batches; "
+                "noise averages away the speckle of a single gradient."
+            ).format(n=n, sigma=sigma)
         )
     st.markdown("\n\n".join(lines))
 
     m1, m2, m3 = st.columns(3)
-    timing_help = (
-        "Wall-clock time measured when this map was computed, summed over "
-        f"{result.batches} pass(es). Excluded: model loading, preprocessing, scaling, drawing, "
-        "and the one-time warm-up pass after loading. On a busy CPU it includes time spent "
-        "waiting for other work (other sessions, the browser)."
-    )
-    m1.metric("Forward", f"{result.forward_ms:.0f} ms", help=timing_help)
-    m2.metric("Backward (input gradient)", f"{result.backward_ms:.0f} ms", help=timing_help)
-    m3.metric("Images through the model", result.images)
+    timing_help = _(
+        "Wall-clock time measured when this map was computed, summed over {batches} pass(es). "
+        "Excluded: model loading, preprocessing, scaling, drawing, and the one-time warm-up pass "
+        "after loading. On a busy CPU it includes time spent waiting for other work (other "
+        "sessions, the browser)."
+    ).format(batches=result.batches)
+    m1.metric(_("Forward"), f"{result.forward_ms:.0f} ms", help=timing_help)
+    m2.metric(_("Backward (input gradient)"), f"{result.backward_ms:.0f} ms", help=timing_help)
+    m3.metric(_("Images through the model"), result.images)
     per_image = (
-        f" ({result.forward_ms / result.images:.0f} + {result.backward_ms / result.images:.0f} ms "
-        "per image)"
+        _(" ({forward:.0f} + {backward:.0f} ms per image)").format(
+            forward=result.forward_ms / result.images, backward=result.backward_ms / result.images
+        )
         if result.images > 1
         else ""
     )
     warm_text = (
-        f"a one-time warm-up pass after loading ({warm_ms:.0f} ms) is not included"
+        _("a one-time warm-up pass after loading ({ms:.0f} ms) is not included").format(ms=warm_ms)
         if warm_ms is not None
-        else "no warm-up pass ran, so one-time initialisation may be included"
+        else _("no warm-up pass ran, so one-time initialisation may be included")
     )
     st.caption(
-        f"Timed once, when this map was computed: {result.images} image(s) in {result.batches} "
-        f"forward + backward pass(es) on `{loaded.device}`{per_image}, wall clock. Model "
-        f"loading is not included; {warm_text}. Other work on the CPU (other sessions or "
-        "programs, the browser drawing this page) slows a single run; "
-        "`python benchmarks/saliency.py` prints steady-state medians. Maps made for the "
-        "bundled classifiers are shared by all sessions (same image, class, method and "
-        f"settings): {provenance}"
+        _(
+            "Timed once, when this map was computed: {images} image(s) in {batches} forward + "
+            "backward pass(es) on `{device}`{per_image}, wall clock. Model loading is not "
+            "included; {warm}. Other work on the CPU (other sessions or programs, the browser "
+            "drawing this page) slows a single run; `python benchmarks/saliency.py` prints "
+            "steady-state medians. Maps made for the bundled classifiers are shared by all "
+            "sessions (same image, class, method and settings): {provenance}"
+        ).format(
+            images=result.images,
+            batches=result.batches,
+            device=loaded.device,
+            per_image=per_image,
+            warm=warm_text,
+            provenance=provenance,
+        )
     )
     d1, d2, d3 = st.columns(3)
     d1.download_button(
-        "Map (PNG)",
+        _("Map (PNG)"),
         S.png_bytes(saliency_u8),
         file_name=f"saliency_{method}_{target}.png",
         mime="image/png",
@@ -666,7 +805,7 @@ with how_area:
         icon=":material/download:",
     )
     d2.download_button(
-        "Overlay (PNG)",
+        _("Overlay (PNG)"),
         S.png_bytes(picture),
         file_name=f"saliency_overlay_{method}_{target}.png",
         mime="image/png",
@@ -674,41 +813,49 @@ with how_area:
         icon=":material/download:",
     )
     retime = d3.button(
-        "Time again",
+        _("Time again"),
         key="saliency.retime",
-        help="Median of 5 back-to-back forward + backward passes on one image.",
+        help=_("Median of 5 back-to-back forward + backward passes on one image."),
     )
     if retime:
-        with st.spinner("Timing 5 forward + backward passes ..."):
+        with st.spinner(_("Timing 5 forward + backward passes ...")):
             try:
                 st.session_state["saliency._retime"] = (
                     cache_key,
                     S.time_gradient_pass(loaded.model, x, int(target), objective=objective),
                 )
             except (ValueError, RuntimeError) as error:
-                st.error(f"{error}\n\n**What to change:** try another model or objective.")
+                st.error(
+                    _(WHAT_TO_CHANGE).format(
+                        message=_t(error), hint=_("try another model or objective.")
+                    )
+                )
     retimed = st.session_state.get("saliency._retime")
     if retimed is not None and retimed[0] == cache_key:
         timing: S.PassTiming = retimed[1]
         st.caption(
-            f"Median of {timing.repeats} back-to-back passes on one image, measured on request: "
-            f"forward {timing.forward_ms:.0f} ms, backward {timing.backward_ms:.0f} ms."
+            _(
+                "Median of {repeats} back-to-back passes on one image, measured on request: "
+                "forward {forward:.0f} ms, backward {backward:.0f} ms."
+            ).format(repeats=timing.repeats, forward=timing.forward_ms, backward=timing.backward_ms)
         )
 
 # ---------------------------------------------------------------- details: sanity check
 with sanity_area:
-    st.header("Sanity check", anchor=False)
+    st.header(_("Sanity check"), anchor=False)
     st.markdown(
-        "**Cascading randomization** (Adebayo et al. 2018): a copy of the model gets its "
-        "layers re-drawn at random from the top down, and the map is recomputed after each "
-        "layer. If the map does not change, it was explaining the image, not the model."
+        _(
+            "**Cascading randomization** (Adebayo et al. 2018): a copy of the model gets its "
+            "layers re-drawn at random from the top down, and the map is recomputed after each "
+            "layer. If the map does not change, it was explaining the image, not the model."
+        )
     )
     layer_names = S.randomizable_layers(loaded.model)
     if not layer_names:
-        st.warning("This model exposes no parameterized layers to randomize.")
+        st.warning(_("This model exposes no parameterized layers to randomize."))
     else:
         k = st.slider(
-            "Layers to randomize (from the top)",
+            _("Layers to randomize (from the top)"),
             1,
             len(layer_names),
             min(len(layer_names), 6),
@@ -716,20 +863,24 @@ with sanity_area:
             **BOUND,
         )
         st.caption(
-            f"{k + 1} saliency maps = {(k + 1) * result.images} images through the model with "
-            f"the current method, about {(k + 1) * estimate.seconds:.0f} s."
+            _(
+                "{maps} saliency maps = {images} images through the model with the current "
+                "method, about {seconds:.0f} s."
+            ).format(maps=k + 1, images=(k + 1) * result.images, seconds=(k + 1) * estimate.seconds)
         )
         # A toggle, not a button, so a lesson link can open the page with the test run
         # (?saliency.sanity=true); while it is on, every rerun shows the test for the current
         # settings, from the shared cache (or this session's, for an uploaded model) when the
         # map, class and layers are unchanged.
         run_sanity = st.toggle(
-            "Run the randomisation test",
+            _("Run the randomisation test"),
             value=False,
             key="saliency.sanity",
             **BOUND,
-            help="Recomputed whenever the map, the class or the number of layers changes while "
-            "this is on.",
+            help=_(
+                "Recomputed whenever the map, the class or the number of layers changes while "
+                "this is on."
+            ),
         )
         sanity_key = (cache_key, int(k), float(percentile))
         stored = st.session_state.get("saliency._sanity")
@@ -745,11 +896,15 @@ with sanity_area:
                         loaded.model, x, int(target), method, int(k), float(percentile), params
                     )
             except (ValueError, RuntimeError) as error:
-                outcome = str(error)
+                outcome = error.args[0] if len(error.args) == 1 else str(error)  # T or str
             stored = (sanity_key, outcome)
             st.session_state["saliency._sanity"] = stored
         if run_sanity and isinstance(stored[1], str):
-            st.error(f"{stored[1]}\n\n**What to change:** try fewer layers or the vanilla method.")
+            st.error(
+                _(WHAT_TO_CHANGE).format(
+                    message=_t(stored[1]), hint=_("try fewer layers or the vanilla method.")
+                )
+            )
         elif run_sanity:
             sanity: S.RandomizationResult = stored[1]
             steps_axis = list(range(len(sanity.layers) + 1))
@@ -758,95 +913,127 @@ with sanity_area:
                     x=steps_axis,
                     y=[1.0, *sanity.correlations],
                     mode="lines+markers",
-                    text=["original", *sanity.layers],
-                    hovertemplate="%{x} layer(s), last: %{text}<br>"
-                    "Spearman %{y:.3f}<extra></extra>",
+                    text=[_("original"), *sanity.layers],
+                    hovertemplate=_(
+                        "%{x} layer(s), last: %{text}<br>Spearman %{y:.3f}<extra></extra>"
+                    ),
                 )
             )
             fig.update_layout(
-                xaxis_title="randomized layers (top down)",
-                yaxis_title="Spearman vs original",
+                xaxis_title=_("randomized layers (top down)"),
+                yaxis_title=_("Spearman vs original"),
                 yaxis_range=[-0.2, 1.05],
                 height=360,
                 margin=dict(l=10, r=10, t=30, b=10),
             )
             show_chart(
                 fig,
-                alt="Spearman rank correlation between the original saliency map and the map "
-                "after randomizing more and more layers from the top: "
-                + ", ".join(f"{c:.2f}" for c in sanity.correlations),
+                alt=_(
+                    "Spearman rank correlation between the original saliency map and the map "
+                    "after randomizing more and more layers from the top: {values}"
+                ).format(values=", ".join(f"{c:.2f}" for c in sanity.correlations)),
                 width="stretch",
                 key="saliency.sanity_chart",
             )
-            st.markdown(S.read_randomization(sanity))
+            st.markdown(_t(S.read_randomization(sanity)))
             shown = np.linspace(0, len(sanity.maps) - 1, num=min(4, len(sanity.maps)), dtype=int)
             cols = st.columns(len(shown) + 1)
             cols[0].image(
                 S.colorize(sanity.original, colormap),
-                caption="original",
-                alt="The original saliency map.",
+                caption=_("original"),
+                alt=_("The original saliency map."),
                 width="stretch",
             )
             for col, i in zip(cols[1:], shown, strict=True):
                 col.image(
                     S.colorize(sanity.maps[i], colormap),
-                    caption=f"{i + 1} layer(s): up to {sanity.layers[i]}",
-                    alt=f"Saliency map after randomizing {i + 1} layer(s), up to "
-                    f"{sanity.layers[i]}.",
+                    caption=_("{k} layer(s): up to {layer}").format(
+                        k=i + 1, layer=sanity.layers[i]
+                    ),
+                    alt=_("Saliency map after randomizing {k} layer(s), up to {layer}.").format(
+                        k=i + 1, layer=sanity.layers[i]
+                    ),
                     width="stretch",
                 )
 
 # ---------------------------------------------------------------- details: the notes' recipe
 with notes_area:
-    st.header("The notes' recipe", anchor=False)
+    st.header(_("The notes' recipe"), anchor=False)
     st.markdown(
-        f"**The notes' recipe** ({cite(S.NOTES_RECIPE_REF)}) backpropagates a *loss*, sums "
-        "|x.grad| over R, G, B, and scales with `cvglue.scale_min_max(s, 0, 255, "
-        "percentile=99)`: P1 and P99 (NumPy's default linear percentiles) are stretched to "
-        "0 and 255, values outside are clipped, and `np.uint8` truncates. Choose "
-        "*The notes'* under **Recipe** to see their map, reproduced exactly."
+        _(
+            "**The notes' recipe** ({ref}) backpropagates a *loss*, sums |x.grad| over R, G, B, "
+            "and scales with `cvglue.scale_min_max(s, 0, 255, percentile=99)`: P1 and P99 "
+            "(NumPy's default linear percentiles) are stretched to 0 and 255, values outside "
+            "are clipped, and `np.uint8` truncates. Choose *The notes'* under **Recipe** to see "
+            "their map, reproduced exactly."
+        ).format(ref=cite(S.NOTES_RECIPE_REF))
     )
-    st.subheader("Same map, two scalings", anchor=False)
-    n1, n2, _ = st.columns(3)
+    st.subheader(_("Same map, two scalings"), anchor=False)
+    n1, n2, _n3 = st.columns(3)
     n1.image(
         S.colorize(comparison.app, colormap),
-        caption="The app's: s / (P99 + 1e-12), rounded",
-        alt="The current map with the app's scaling.",
+        caption=_("The app's: s / (P99 + 1e-12), rounded"),
+        alt=_("The current map with the app's scaling."),
         width="stretch",
     )
     if comparison.notes is None:
-        n2.warning(f"The notes' scaling: {comparison.notes_error}.", icon=":material/warning:")
-        st.caption("The app divides by P99 + 1e-12 instead, so a flat map never divides by zero.")
+        n2.warning(
+            _("The notes' scaling: {reason}.").format(reason=_t(comparison.notes_error)),
+            icon=":material/warning:",
+        )
+        st.caption(
+            _("The app divides by P99 + 1e-12 instead, so a flat map never divides by zero.")
+        )
     else:
         n2.image(
             S.colorize(comparison.notes, colormap),
-            caption="The notes': (s - P1) / (P99 - P1), clipped, truncated",
-            alt="The current map with the notes' scaling.",
+            caption=_("The notes': (s - P1) / (P99 - P1), clipped, truncated"),
+            alt=_("The current map with the notes' scaling."),
             width="stretch",
         )
         st.markdown(
-            f"On this map (the current {objective} gradient) P1 = {comparison.p_low:.4g} and "
-            f"P99 = {comparison.p_high:.4g}. The two scalings differ by up to "
-            f"**{comparison.max_diff} grey levels** (mean {comparison.mean_diff:.2f}; "
-            f"{comparison.share_differing:.1%} of the pixels differ): the notes subtract P1 "
-            f"({comparison.p_low / comparison.p_high:.1%} of P99) and truncate, the app does "
-            "not subtract and rounds."
+            (
+                _(
+                    "On this map (the current logit gradient) P1 = {low:.4g} and P99 = "
+                    "{high:.4g}. The two scalings differ by up to **{max_diff} grey levels** "
+                    "(mean {mean_diff:.2f}; {share:.1%} of the pixels differ): the notes "
+                    "subtract P1 ({ratio:.1%} of P99) and truncate, the app does not subtract "
+                    "and rounds."
+                )
+                if objective == "logit"
+                else _(
+                    "On this map (the current loss gradient) P1 = {low:.4g} and P99 = "
+                    "{high:.4g}. The two scalings differ by up to **{max_diff} grey levels** "
+                    "(mean {mean_diff:.2f}; {share:.1%} of the pixels differ): the notes "
+                    "subtract P1 ({ratio:.1%} of P99) and truncate, the app does not subtract "
+                    "and rounds."
+                )
+            ).format(
+                low=comparison.p_low,
+                high=comparison.p_high,
+                max_diff=comparison.max_diff,
+                mean_diff=comparison.mean_diff,
+                share=comparison.share_differing,
+                ratio=comparison.p_low / comparison.p_high,
+            )
         )
-    st.subheader("Why the app's recipe is the default", anchor=False)
+    st.subheader(_("Why the app's recipe is the default"), anchor=False)
     st.markdown(
-        "- **Objective.** The class score's gradient explains the class itself (Simonyan et "
-        "al.). The cross-entropy loss's gradient is -(1 - p) times that gradient plus the "
-        "other classes' score gradients weighted by their probabilities: here p = "
-        f"{prob:.3f}, so the explained class contributes with weight {1 - prob:.3f} "
-        "and the rest comes from the competitors; the more confident the model, the more the "
-        "loss map is about the other classes.\n"
-        "- **Scaling.** Dividing by P99 + 1e-12 keeps zero gradient black and is defined for "
-        "every map; `cvglue.scale_min_max` divides by P99 - P1, which is zero when the "
-        "middle 98% of the map has one value (a flat map gives 0 / 0 = NaN), and truncation "
-        "sits half a grey level below rounding on average.\n"
-        "- The notes' recipe stays one click away under **Recipe**, reproduced bit for bit."
+        _(
+            "- **Objective.** The class score's gradient explains the class itself (Simonyan "
+            "et al.). The cross-entropy loss's gradient is -(1 - p) times that gradient plus "
+            "the other classes' score gradients weighted by their probabilities: here p = "
+            "{prob:.3f}, so the explained class contributes with weight {weight:.3f} and the "
+            "rest comes from the competitors; the more confident the model, the more the loss "
+            "map is about the other classes.\n"
+            "- **Scaling.** Dividing by P99 + 1e-12 keeps zero gradient black and is defined "
+            "for every map; `cvglue.scale_min_max` divides by P99 - P1, which is zero when the "
+            "middle {middle} of the map has one value (a flat map gives 0 / 0 = NaN), and "
+            "truncation sits half a grey level below rounding on average.\n"
+            "- The notes' recipe stays one click away under **Recipe**, reproduced bit for bit."
+        ).format(prob=prob, weight=1 - prob, middle="98%")  # "% o" in a msgid reads as %-format
     )
-    st.subheader("What the notes say, and what PyTorch does", anchor=False)
+    st.subheader(_("What the notes say, and what PyTorch does"), anchor=False)
     for callout in callouts_of("core.saliency").values():
         notes_callout(callout)
 

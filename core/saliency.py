@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.notes import NotesCallout, NotesRef, run_live
+from core.text import N_, T
 
 Objective = Literal["logit", "loss"]
 Reduce = Literal["sum", "max"]
@@ -37,10 +38,10 @@ Baseline = Literal["black", "blur"]
 ProgressFn = Callable[[float, str], None]
 
 METHODS: dict[str, str] = {
-    "vanilla": "Vanilla gradient |dS/dx|",
-    "grad_x_input": "Gradient x input |x * dS/dx|",
-    "smoothgrad": "SmoothGrad (mean |grad| over noisy copies)",
-    "integrated_gradients": "Integrated Gradients",
+    "vanilla": N_("Vanilla gradient |dS/dx|"),
+    "grad_x_input": N_("Gradient x input |x * dS/dx|"),
+    "smoothgrad": N_("SmoothGrad (mean |grad| over noisy copies)"),
+    "integrated_gradients": N_("Integrated Gradients"),
 }
 OBJECTIVES: tuple[str, ...] = ("logit", "loss")
 REDUCTIONS: tuple[str, ...] = ("sum", "max")
@@ -102,8 +103,13 @@ def _check_target(target: object, num_classes: int) -> int:
         raise ValueError(f"target must be an integer class index, got {target!r}")
     if not 0 <= int(target) < num_classes:
         raise ValueError(
-            f"class index {int(target)} is out of range: this model has {num_classes} classes "
-            f"(valid indices 0..{num_classes - 1})"
+            T(
+                "class index {target} is out of range: this model has {n} classes "
+                "(valid indices 0..{last})",
+                target=int(target),
+                n=num_classes,
+                last=num_classes - 1,
+            )
         )
     return int(target)
 
@@ -126,12 +132,18 @@ def _logits(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
         out = model(xb)
     except RuntimeError as exc:  # e.g. an uploaded TorchScript model that only takes batch 1
         raise ValueError(
-            f"the model failed on an input batch of shape {tuple(xb.shape)} "
-            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]})"
+            T(
+                "the model failed on an input batch of shape {shape} ({kind}: {error})",
+                shape=tuple(xb.shape),
+                kind=type(exc).__name__,
+                error=str(exc).strip().splitlines()[0][:200],
+            )
         ) from exc
     if not torch.is_tensor(out) or out.ndim != 2 or out.shape[0] != xb.shape[0]:
         shape = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
-        raise ValueError(f"the model must return logits (N, num_classes), got {shape}")
+        raise ValueError(
+            T("the model must return logits (N, num_classes), got {shape}", shape=shape)
+        )
     return out
 
 
@@ -160,9 +172,11 @@ def _input_gradient(
             score = F.cross_entropy(logits, labels, reduction="sum")
         if not score.requires_grad:
             raise ValueError(
-                "The model's output does not depend on the input through autograd (it detaches "
-                "the input or returns constants), so there is no input gradient to show. "
-                "Use a model whose logits are computed from the input."
+                N_(
+                    "The model's output does not depend on the input through autograd (it "
+                    "detaches the input or returns constants), so there is no input gradient to "
+                    "show. Use a model whose logits are computed from the input."
+                )
             )
         _sync(xb.device)
         t1 = time.perf_counter()
@@ -176,9 +190,13 @@ def _input_gradient(
     if not torch.isfinite(grad).all():
         bad = int((~torch.isfinite(grad)).sum())
         raise ValueError(
-            f"The gradient contains NaN or Inf ({bad} of {grad.numel()} values). The model is "
-            "numerically unstable on this input: try another image, the 'logit' objective, or "
-            "another model."
+            T(
+                "The gradient contains NaN or Inf ({bad} of {total} values). The model is "
+                "numerically unstable on this input: try another image, the 'logit' objective, "
+                "or another model.",
+                bad=bad,
+                total=grad.numel(),
+            )
         )
     return grad.detach(), logits.detach()
 
@@ -367,7 +385,7 @@ def _run(
             logits = logits[0]
             attr = grad[0].abs() if method == "vanilla" else (grad[0] * x[0].detach()).abs()
             if progress:
-                progress(1.0, "gradient done")
+                progress(1.0, N_("gradient done"))
         elif method == "smoothgrad":
             if not (isinstance(n, int) and n >= 1):
                 raise ValueError(f"SmoothGrad needs n >= 1 noisy samples, got {n!r}")
@@ -386,7 +404,7 @@ def _run(
                 total += grad.abs().sum(0)
                 if progress:
                     done = min(start + batch_size, n)
-                    progress(done / n, f"SmoothGrad: {done}/{n} noisy samples")
+                    progress(done / n, T("SmoothGrad: {done}/{n} noisy samples", done=done, n=n))
             attr = total / n
         else:
             if not (isinstance(steps, int) and steps >= 1):
@@ -404,7 +422,10 @@ def _run(
                 total += grad.sum(0)
                 if progress:
                     done = min(start + batch_size, steps)
-                    progress(done / steps, f"Integrated Gradients: {done}/{steps} steps")
+                    progress(
+                        done / steps,
+                        T("Integrated Gradients: {done}/{steps} steps", done=done, steps=steps),
+                    )
             signed = diff[0] * total / steps
             with torch.no_grad():
                 f_x = _objective_value(model, x, tgt, objective)
@@ -659,8 +680,8 @@ NOTES_RECIPE_REF = "000:2"
 NOTES_PERCENTILE = 99.0
 #: The two recipes the page offers; the first is the default.
 RECIPES: dict[str, str] = {
-    "app": "The app's (default): class score, /P99, rounded",
-    "notes": "The notes' (000:2): loss, P1..P99, truncated",
+    "app": N_("The app's (default): class score, /P99, rounded"),
+    "notes": N_("The notes' (000:2): loss, P1..P99, truncated"),
 }
 
 
@@ -713,11 +734,17 @@ def cvglue_scale_min_max(
     lo = np.percentile(a, 100.0 - percentile)
     hi = np.percentile(a, percentile)
     if hi == lo:
+        middle = f"{2 * percentile - 100:g}%"  # a value: "% o" in a msgid reads as %-format
         raise ValueError(
-            f"the notes' scaling is undefined for this map: P{percentile:g} == "
-            f"P{100.0 - percentile:g} == {float(hi):.6g} (the middle {2 * percentile - 100:g}% "
-            "of its values are all equal), so cvglue.scale_min_max would divide by zero and give "
-            "NaN"
+            T(
+                "the notes' scaling is undefined for this map: P{high:g} == P{low:g} == "
+                "{value:.6g} (the middle {middle} of its values are all equal), so "
+                "cvglue.scale_min_max would divide by zero and give NaN",
+                high=percentile,
+                low=100.0 - percentile,
+                value=float(hi),
+                middle=middle,
+            )
         )
     scaled = (max_v - min_v) * (a - lo) / (hi - lo) + min_v
     return np.clip(scaled, min_v, max_v)
@@ -778,7 +805,8 @@ def compare_scalings(
     try:
         notes = scale_like_notes(s, percentile)
     except ValueError as error:
-        return ScalingComparison(percentile, p_low, p_high, app, None, str(error), None, None, None)
+        reason = error.args[0] if len(error.args) == 1 else str(error)  # a T stays translatable
+        return ScalingComparison(percentile, p_low, p_high, app, None, reason, None, None, None)
     diff = np.abs(app.astype(np.int16) - notes.astype(np.int16))
     return ScalingComparison(
         percentile=percentile,
@@ -965,35 +993,45 @@ class RandomizationResult:
 
 
 def read_randomization(result: RandomizationResult) -> str:
-    """A short plain-language reading of a randomization test, quoting its numbers."""
+    """A short plain-language reading of a randomization test, quoting its numbers (a
+    :class:`core.text.T`: the page translates it; a flat map's "undefined" is a T argument)."""
     corr = [c for c in result.correlations if not math.isnan(c)]
     if not corr:
-        return (
+        return T(
             "Every randomized map was flat (no gradient reached the input), so the rank "
             "correlation is undefined: the map clearly depends on the learned weights."
         )
     first, last = result.correlations[0], result.correlations[-1]
-    k = len(result.layers)
-    first_txt = "undefined (flat map)" if math.isnan(first) else f"{first:.2f}"
-    last_txt = "undefined (flat map)" if math.isnan(last) else f"{last:.2f}"
-    head = (
-        f"Randomizing only the top layer ({result.layers[0]}) gives a rank correlation of "
-        f"{first_txt}; after {k} layer(s) it is {last_txt}. "
+    undefined = T("undefined (flat map)")
+    values = dict(
+        layer=result.layers[0],
+        first=undefined if math.isnan(first) else f"{first:.2f}",
+        k=len(result.layers),
+        last=undefined if math.isnan(last) else f"{last:.2f}",
     )
     worst = max(corr)
     if worst < 0.5:
-        return head + (
-            "The map changes as soon as the learned weights are destroyed, so it reflects what "
-            "the model learned: the method passes this sanity check."
+        return T(
+            "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
+            "after {k} layer(s) it is {last}. The map changes as soon as the learned weights are "
+            "destroyed, so it reflects what the model learned: the method passes this sanity "
+            "check.",
+            **values,
         )
     if min(corr) > 0.8:
-        return head + (
-            "The map barely changes although the model no longer knows anything: it mostly "
-            "shows the image (edges, contrast), not the model's reasoning. Treat it with care."
+        return T(
+            "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
+            "after {k} layer(s) it is {last}. The map barely changes although the model no "
+            "longer knows anything: it mostly shows the image (edges, contrast), not the "
+            "model's reasoning. Treat it with care.",
+            **values,
         )
-    return head + (
-        "The map changes partly. Randomize more layers to see whether it keeps decorrelating; "
-        "what survives is structure that comes from the image rather than from the weights."
+    return T(
+        "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
+        "after {k} layer(s) it is {last}. The map changes partly. Randomize more layers to see "
+        "whether it keeps decorrelating; what survives is structure that comes from the image "
+        "rather than from the weights.",
+        **values,
     )
 
 
@@ -1035,7 +1073,11 @@ def randomization_test(
     elif isinstance(layers, int) and not isinstance(layers, bool):
         if not 1 <= layers <= len(available):
             raise ValueError(
-                f"number of layers to randomize must be in 1..{len(available)}, got {layers}"
+                T(
+                    "number of layers to randomize must be in 1..{n}, got {layers}",
+                    n=len(available),
+                    layers=layers,
+                )
             )
         chosen = available[:layers]
     else:
@@ -1063,11 +1105,13 @@ def randomization_test(
     total_steps = len(chosen) + 1
     original = fn(model, x, target)
     if progress:
-        progress(1 / total_steps, "original map")
+        progress(1 / total_steps, N_("original map"))
     try:
         clone = copy.deepcopy(model)
     except Exception as exc:
-        raise ValueError(f"this model cannot be copied for the sanity check: {exc}") from exc
+        raise ValueError(
+            T("this model cannot be copied for the sanity check: {error}", error=str(exc))
+        ) from exc
     gen = torch.Generator(device="cpu").manual_seed(seed)
     modules = dict(clone.named_modules())
     correlations: list[float] = []
@@ -1078,7 +1122,10 @@ def randomization_test(
         correlations.append(spearman(original, randomized))
         maps.append(scale_percentile(randomized, percentile))
         if progress:
-            progress((k + 2) / total_steps, f"randomized {k + 1}/{len(chosen)}: {layer}")
+            progress(
+                (k + 2) / total_steps,
+                T("randomized {i}/{n}: {layer}", i=k + 1, n=len(chosen), layer=layer),
+            )
     return RandomizationResult(
         method=name,
         layers=tuple(chosen),
@@ -1119,6 +1166,7 @@ print("C retain_graph=True:  ", backward_twice(retain_graph=True))
 def read_retain_run(output: str) -> tuple[str, str]:
     """Verdict and the "PyTorch today does" sentence for the retain_grad callout, read from the
     printed lines A/B/C of :data:`RETAIN_SNIPPET` (plain, ``retain_grad()``, ``retain_graph``).
+    The sentence is a :class:`core.text.T` (its template and values go into the callout).
 
     Raises:
         ValueError: the output does not have the three lines.
@@ -1130,25 +1178,34 @@ def read_retain_run(output: str) -> tuple[str, str]:
     grad_kept = "h.grad kept" in rows["B"]
     if plain_fails and grad_fails and not graph_fails:
         message = rows["A"].split("RuntimeError: ", 1)[1].strip()
-        return "wrong", (
+        if grad_kept:
+            return "wrong", T(
+                "The first half is right: backward() frees the tensors the graph saved for the "
+                "backward pass, so a second backward() raises '{message}' (line A). "
+                "But retain_grad() does not prevent it (line B): it only keeps .grad of a "
+                "non-leaf tensor (h.grad kept). The call that keeps the graph is "
+                "loss.backward(retain_graph=True) (line C).",
+                message=message,
+            )
+        return "wrong", T(
             "The first half is right: backward() frees the tensors the graph saved for the "
-            f"backward pass, so a second backward() raises '{message}' (line A). "
-            "But retain_grad() does not prevent it (line B): it only "
-            + ("keeps .grad of a non-leaf tensor (h.grad kept). " if grad_kept else "")
-            + "The call that keeps the graph is loss.backward(retain_graph=True) (line C)."
+            "backward pass, so a second backward() raises '{message}' (line A). "
+            "But retain_grad() does not prevent it (line B), and here it did not even keep "
+            "h.grad. The call that keeps the graph is loss.backward(retain_graph=True) (line C).",
+            message=message,
         )
     if not plain_fails:
-        return "out of date", (
+        return "out of date", T(
             "A second backward() through the same graph no longer raises in this PyTorch "
             "(line A), so neither retain_grad() nor retain_graph=True is needed for it."
         )
     if not grad_fails:
-        return "incomplete", (
+        return "incomplete", T(
             "In this PyTorch retain_grad() on a non-leaf tensor also keeps the graph for a "
             "second backward() (line B), as the notes say; retain_graph=True is the documented "
             "way (line C)."
         )
-    return "wrong", (
+    return "wrong", T(
         "A second backward() raises here even with retain_graph=True (line C); see the "
         "printed error."
     )
@@ -1158,13 +1215,13 @@ def notes_callouts() -> list[NotesCallout]:
     """The saliency page's "the notes say / PyTorch today does" boxes, each from a live run."""
     run = run_live(RETAIN_SNIPPET)
     if run.raised:
-        verdict, today = "wrong", f"The check itself failed to run: {run.error}"
+        verdict, today = "wrong", T("The check itself failed to run: {error}", error=run.error)
     else:
         verdict, today = read_retain_run(run.output)
     return [
         NotesCallout(
             key="saliency_retain_grad",
-            title="retain_grad() does not keep the graph; backward(retain_graph=True) does",
+            title=N_("retain_grad() does not keep the graph; backward(retain_graph=True) does"),
             ref=NotesRef.parse(NOTES_RECIPE_REF),
             quote_zh=(
                 "注意，如果没有设置 retain_grad() 的话会在 backward() 之后清空计算图的前向缓存，"
@@ -1175,7 +1232,9 @@ def notes_callouts() -> list[NotesCallout]:
                 "buffers, so the nodes involved cannot be backpropagated through again."
             ),
             verdict=verdict,
-            today=today,
+            # The template and its values: the page translates the sentence, then fills it in.
+            today=today.template,
+            today_args=tuple((name, str(value)) for name, value in today.args.items()),
             run=run,
         )
     ]

@@ -109,6 +109,8 @@ class TestSmallImages:
         bigger, notice = M.ensure_min_side(tiny)
         assert min(bigger.shape[:2]) >= 32 and bigger.shape[2] == 3
         assert notice is not None and "20x10" in notice and "upscaled" in notice
+        assert notice.template.startswith("The image is only {w}x{h} px")  # translatable
+        assert (notice.args["w"], notice.args["h"]) == (20, 10)
 
     def test_normal_image_is_untouched(self) -> None:
         image = np.zeros((40, 33, 3), np.uint8)

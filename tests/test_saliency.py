@@ -17,6 +17,7 @@ from torch import nn
 from core import saliency as S
 from core.images import load_sample
 from core.models import LoadedModel, load_model
+from core.text import T
 
 
 @pytest.fixture(scope="module")
@@ -413,7 +414,11 @@ class TestRandomization:
         assert steps[-1] == pytest.approx(1.0)
         after = lite0.model.state_dict()
         assert all(torch.equal(before[k], after[k]) for k in before)  # the original is untouched
-        assert "passes" in S.read_randomization(result)
+        reading = S.read_randomization(result)
+        assert "passes" in reading
+        # a template the page translates, with the numbers as its values
+        assert isinstance(reading, T) and "{first}" in reading.template
+        assert reading.args["layer"] == "_fc" and reading.args["k"] == 3
         # a control: the unrandomized model reproduces its own map exactly
         again = S.vanilla_saliency(lite0.model, x_cat, 285)
         assert S.spearman(again, S.vanilla_saliency(lite0.model, x_cat, 285)) == 1.0
@@ -571,8 +576,11 @@ class TestNotesCallout:
         second_time = "RuntimeError: Trying to backward through the graph a second time"
         assert second_time in lines[0] and second_time in lines[1]
         assert "h.grad kept" in lines[1] and lines[2].endswith("second backward works")
-        assert "retain_grad() does not prevent it" in callout.today
-        assert "loss.backward(retain_graph=True)" in callout.today
+        assert "retain_grad() does not prevent it" in callout.today_text
+        assert "loss.backward(retain_graph=True)" in callout.today_text
+        # today is the catalog's template; the live error message is its value
+        assert "{message}" in callout.today
+        assert dict(callout.today_args)["message"].startswith("Trying to backward through")
 
     def test_sentence_follows_the_run(self) -> None:
         err = "RuntimeError: Trying to backward through the graph a second time"

@@ -7,7 +7,8 @@ titles, axis titles, legend names, hover templates and annotations. Code blocks 
 left out (code stays code).
 
 :func:`english_sentences` finds three or more consecutive English words in a text, outside
-inline code, API names (anything with ``_``, ``.``, ``(`` or a digit) and :data:`ALLOWED`.
+inline code, a message quoted in ``'...'`` as a library printed it, API names (anything with
+``_``, ``.``, ``(`` or a digit) and :data:`ALLOWED`.
 :func:`chinese_outside_quotes` finds Chinese in an English run; the notes' own quotes (inside a
 ``notes_callout-*`` container) and the language switch's own labels are Chinese by design.
 """
@@ -30,6 +31,9 @@ LANGUAGE_SWITCH_TEXTS = ("Language / 语言", "中文")
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]+")
 _CODE_SPAN = re.compile(r"`[^`]*`")
+#: A message quoted as torch or the allocator printed it ('CUDA out of memory. ...') stays
+#: English, like code.
+_QUOTED = re.compile(r"'[^'\n]{4,}'")
 _URL = re.compile(r"https?://\S+")
 _MD_LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
@@ -127,6 +131,7 @@ def _chart_texts(spec: dict) -> list[str]:
 def _strip_code(text: str) -> str:
     text = _MD_LINK_TARGET.sub("]", _URL.sub(" ", text))
     text = _CODE_SPAN.sub(" | ", text)
+    text = _QUOTED.sub(" | ", text)
     text = re.sub(r"<[^>]+>", " ", text)  # hover templates' <br>, <b>
     text = re.sub(r"%\{[^}]*\}", " | ", text)  # plotly's %{y:.3f}
     for phrase in ALLOWED:

@@ -24,9 +24,9 @@ from tools.i18n import untranslated as untranslated_msgids
 from ui import i18n
 
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
-#: Pages whose every visible text is translated. A page joins when its translation is done;
-#: the language checks below run on these (README "Translations" says which are done).
-TRANSLATED: tuple[str, ...] = ("home", "indexing", "batchnorm", "warp", "flow", "memory")
+#: Pages whose every visible text is translated (all of them since issue 15); a page added
+#: later joins when its translation is done. The Chinese-page checks run on these.
+TRANSLATED: tuple[str, ...] = tuple(SLUGS)
 KEYWORDS = {"_": None, "N_": None, "T": None, "ngettext": (1, 2)}
 
 
@@ -178,6 +178,7 @@ def test_the_check_finds_english_left_in_a_chinese_page():
     assert english_sentences("这是 `torch.gather` 的例子") == []
     assert english_sentences("每个格子 comes from the input") == ["comes from the input"]
     assert english_sentences("Look at: torch.nn.BatchNorm2d(3)") == []
+    assert english_sentences("报错 'Trying to backward through the graph'（A 行）") == []
     assert untranslated([VisibleText("toggle.help", "Slower convolutions on a GPU", False)])
     assert chinese_outside_quotes([VisibleText("text.body", "笔记", True)]) == []
     assert chinese_outside_quotes([VisibleText("caption.body", "笔记", False)])
@@ -234,3 +235,42 @@ def test_chinese_bold_renders_as_bold(domain):
         strings = message.string if isinstance(message.string, tuple) else (message.string,)
         broken += [(message.id, b) for s in strings if s for b in _broken_bold(s)]
     assert broken == [], f"markdown will show these ** literally: {broken[:5]}"
+
+
+def test_a_message_in_several_catalogs_has_one_translation():
+    """A lookup takes the first catalog that has a message (ui.i18n.DOMAINS order), so a second
+    translation of the same English in another catalog would never be shown: there is one."""
+    seen: dict[str, tuple[str, object]] = {}
+    differing = []
+    for domain in DOMAINS:
+        for message in _catalog(domain, "zh_CN"):
+            if not message.id or not message.string:
+                continue
+            key = message.id if isinstance(message.id, str) else message.id[0]
+            if key in seen and seen[key][1] != message.string:
+                differing.append((key, seen[key], (domain, message.string)))
+            seen.setdefault(key, (domain, message.string))
+    assert differing == [], differing[:5]
+
+
+@pytest.mark.parametrize("domain", list(DOMAINS))
+def test_a_translation_keeps_every_placeholder(domain):
+    """``{name}`` placeholders are filled with live values: a translation that drops one hides
+    the number, and one that adds or misspells one raises KeyError on the page."""
+    import string
+
+    def names(text: str) -> set[str]:
+        try:
+            return {field for _t, field, _f, _c in string.Formatter().parse(text) if field}
+        except ValueError:  # not a template (literal braces in code): nothing to compare
+            return set()
+
+    wrong = []
+    for message in _catalog(domain, "zh_CN"):
+        if not message.id or "python-brace-format" not in message.flags:
+            continue
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        expected = set().union(*(names(i) for i in ids))
+        wrong += [(ids[0], s) for s in strings if s and names(s) != expected]
+    assert wrong == [], wrong[:5]

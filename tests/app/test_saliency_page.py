@@ -521,3 +521,18 @@ def test_a_link_with_unusable_values_opens_at_the_defaults_with_one_notice():
     for key in ("saliency.method", "saliency.alpha", "saliency.target_class", "saliency.model"):
         assert f"`{key}`" in toast.value
     assert "saliency.target_mode" not in toast.value
+
+
+def test_the_page_in_chinese_keeps_the_values_and_translates_the_reading():
+    """A Chinese visitor opening the English lesson link: the controls keep their (English)
+    values, their labels and the sanity check's reading are Chinese, the numbers are the same."""
+    at = open_link({"lang": "zh", "saliency.method": "Gradient x input", "saliency.sanity": "true"})
+    assert not at.error and not at.toast, errors(at)
+    assert at.title[0].value == "显著图：哪些像素左右了模型的决定？"
+    method = at.selectbox(key="saliency.method")
+    assert method.value == "grad_x_input" and "梯度 × 输入" in method.options
+    assert at.radio(key="saliency.target_mode").value == "Predicted class"
+    assert metric(at, "送入模型的图像数") == "1"
+    reading = " ".join(m.value for m in at.markdown if "秩相关" in m.value)
+    assert "只随机化顶层（_fc）时，秩相关为 0.47；随机化 6 层之后为 0.37。" in reading
+    assert list(at.dataframe[0].value.columns) == ["类别", "名称", "概率"]
