@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from core import batchnorm as bn
 from core.text import N_, T
 from ui.charts import shared_figure, show_chart
-from ui.code import show_code
+from ui.code import localized, show_code
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
@@ -631,9 +631,9 @@ def _frozen_tab() -> None:
         "2. Replace the layers with `torchvision.ops.FrozenBatchNorm2d`: weight, bias and the "
         "running statistics are all buffers, so nothing can change them."
     ))
-    st.code("model.train()\nfor m in model.modules():\n    if isinstance(m, "
-            "nn.modules.batchnorm._BatchNorm):\n        m.eval()  # freeze the running "
-            "statistics", language="python")
+    st.code(localized("model.train()\nfor m in model.modules():\n    if isinstance(m, "
+                      "nn.modules.batchnorm._BatchNorm):\n        m.eval()  # freeze the "
+                      "running statistics"), language="python")
     if comparison is not None and track:
         frozen = bn.frozen_check(x, history.state, comparison.y_eval, eps=eps, weight=weight,
                                  bias=bias)

@@ -8,6 +8,7 @@ from core import environment, seeding
 from core.environment import collect_environment
 from core.lesson_links import lessons_markdown
 from core.text import N_, T
+from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
 from ui.image_input import image_input
 from ui.lesson import lazy_expander
@@ -242,7 +243,9 @@ with notes_col:
     )
 with app_col:
     st.code(
-        seeding.seeding_snippet(settings.seed, cudnn_deterministic=settings.cudnn_deterministic),
+        localized(
+            seeding.seeding_snippet(settings.seed, cudnn_deterministic=settings.cudnn_deterministic)
+        ),
         language="python",
         wrap_lines=True,
     )

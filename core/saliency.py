@@ -1311,6 +1311,10 @@ with torch.no_grad():
 {target_line}
 """
     reduce_expr = "grad.abs().sum(dim=1)[0]" if reduce == "sum" else "grad.abs().amax(dim=1)[0]"
+    # whole comments (marked), so a Chinese page shows them translated (ui.code.localized)
+    reduce_comment = (
+        N_("|grad| summed over channels") if reduce == "sum" else N_("|grad|, max over channels")
+    )
     if objective == "logit":
         score_line = "score = loaded.model(x)[0, target]  # class score (Simonyan et al.)"
     else:
@@ -1322,7 +1326,7 @@ with torch.no_grad():
 x = x.clone().requires_grad_(True)
 {score_line}
 (grad,) = torch.autograd.grad(score, x)  # no parameter .grad is written
-saliency = {reduce_expr}.cpu()  # |grad| reduced over channels ({reduce})
+saliency = {reduce_expr}.cpu()  # {reduce_comment}
 """
     elif method == "grad_x_input":
         body = f"""

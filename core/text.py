@@ -45,3 +45,34 @@ class T(str):
 
 def _rebuild(template: str, args: dict[str, Any]) -> T:
     return T(template, **args)
+
+
+def split_comment(line: str) -> tuple[str, str] | None:
+    """A code line's ``# comment``: ``(everything up to and including "# ", the comment text)``,
+    or ``None`` when the line has none. A ``#`` inside a quoted string is not a comment.
+
+    Snippet comments are translated like any other text (``ui.code.localized``); the text after
+    ``# `` is the catalog message (``tools/i18n.py`` extracts it from the snippet's source).
+    """
+    quote = ""
+    for position, char in enumerate(line):
+        if quote:
+            if char == quote and line[position - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (position == 0 or line[position - 1].isspace()):
+            text = line[position + 1 :]
+            if text and not text.startswith(" "):
+                continue  # "#4062", "#!": not a comment a person wrote
+            spaces = len(text) - len(text.lstrip(" "))
+            comment = text.strip()
+            return (line[: position + 1 + spaces], comment) if comment else None
+    return None
+
+
+def is_english_comment(comment: str) -> bool:
+    """Whether a snippet comment is prose to translate: two or more English words and no
+    Chinese (the notes' own Chinese comments stay as they are; ``# noqa`` is not prose)."""
+    words = [w for w in comment.replace("-", " ").split() if w.isascii() and w.isalpha()]
+    return len(words) >= 2 and not any("\u3400" <= ch <= "\u9fff" for ch in comment)

@@ -22,6 +22,8 @@ from pathlib import Path
 from babel.messages.frontend import CommandLineInterface
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python tools/i18n.py` as well as `python -m tools.i18n`
+    sys.path.insert(0, str(ROOT))
 LOCALES = ROOT / "locales"
 #: The languages other than English, as gettext locale folders.
 LANGUAGES = ("zh_CN",)
@@ -68,6 +70,62 @@ def extract(domain: str) -> None:
         "extract", "-k", "N_", "-k", "T", "--no-location", "--sort-output", "--no-wrap",
         "--project", "Torch Playground", "-o", str(pot_path(domain)), *files,
     )  # fmt: skip
+    _add_snippet_comments(domain)
+
+
+def snippet_comments(domain: str) -> set[str]:
+    """The English ``# comments`` inside the code snippets that ``domain``'s sources build.
+
+    Snippets are string literals (and the literal parts of f-strings) in the sources; Babel
+    sees strings only as arguments of ``_``, so the comments in them are found here, by
+    reading every literal line by line (``core.text.split_comment``). A comment the line goes
+    on after an f-string value is not a whole message and is left out."""
+    import ast
+
+    from core.text import is_english_comment, split_comment
+
+    found: set[str] = set()
+    for name in DOMAINS[domain]:
+        tree = ast.parse((ROOT / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            literals = [node] if isinstance(node, ast.Constant) else []
+            if isinstance(node, ast.JoinedStr):
+                literals = [v for v in node.values if isinstance(v, ast.Constant)]
+            for literal in literals:
+                if not isinstance(literal.value, str) or "#" not in literal.value:
+                    continue
+                lines = literal.value.split("\n")
+                if isinstance(node, ast.JoinedStr):
+                    lines = lines[:-1] if literal is not node.values[-1] else lines
+                for line in lines:
+                    parts = split_comment(line)
+                    if parts is not None and is_english_comment(parts[1]):
+                        found.add(parts[1])
+    return {comment for comment in found if not _in_the_notes(comment)}
+
+
+def _in_the_notes(comment: str) -> bool:
+    """The notes' own code keeps its comments as written (it is quoted, not ours)."""
+    from core.notes import SEEDS_DIR, normalise_notes_text
+
+    corpus = " ".join(
+        normalise_notes_text(path.read_text(encoding="utf-8"))
+        for path in sorted(SEEDS_DIR.glob("*.txt"))
+    )
+    return normalise_notes_text(comment) in corpus
+
+
+def _add_snippet_comments(domain: str) -> None:
+    from babel.messages.pofile import read_po, write_po
+
+    path = pot_path(domain)
+    with path.open("rb") as handle:
+        catalog = read_po(handle)
+    for comment in sorted(snippet_comments(domain)):
+        if comment not in catalog:
+            catalog.add(comment, auto_comments=["a comment in a code snippet"])
+    with path.open("wb") as handle:
+        write_po(handle, catalog, width=0, sort_output=True, no_location=True)
 
 
 def update(domain: str) -> None:

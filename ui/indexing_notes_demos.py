@@ -16,6 +16,7 @@ import streamlit as st
 from core import indexing_pitfalls as ip
 from core.notes import NotesCallout
 from core.text import N_
+from ui.code import localized
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
@@ -102,7 +103,7 @@ def _draw_run(code: str, transcript: str, verdict: str, matches_notes: bool | No
     code_col, out_col = st.columns(2)
     with code_col:
         st.markdown(_("**Snippet** (runs as-is)"))
-        st.code(code, language="python")
+        st.code(localized(code), language="python")
     with out_col:
         st.markdown(_("**What it printed just now**"))
         st.code(transcript or _("(prints nothing)"), language="text", wrap_lines=True)

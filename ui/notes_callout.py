@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.notes import NotesCallout, NotesRef
 from core.text import N_
+from ui.code import localized
 from ui.i18n import _, cite, current_language, tr
 from ui.markdown import plain
 
@@ -52,7 +53,7 @@ def notes_callout(callout: NotesCallout) -> None:
             today = _(callout.today)
             st.text(today.format(**dict(callout.today_args)) if callout.today_args else today)
             # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
-            st.code(callout.run.code, language="python", wrap_lines=True)
+            st.code(localized(callout.run.code), language="python", wrap_lines=True)
             # Wrapped: an error line is the lesson and must not hide behind a scrollbar.
             st.code(
                 callout.run.transcript or _("(prints nothing)"), language="text", wrap_lines=True

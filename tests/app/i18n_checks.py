@@ -2,9 +2,9 @@
 
 :func:`visible_texts` walks the rendered element tree and returns every text a visitor reads:
 titles, markdown, captions, alerts, toasts, widget labels, help tooltips and options, tab and
-expander labels, metric labels, table headers, image captions and alt texts, and a chart's
-titles, axis titles, legend names, hover templates and annotations. Code blocks and LaTeX are
-left out (code stays code).
+expander labels, metric labels, table headers, image captions and alt texts, a chart's
+titles, axis titles, legend names, hover templates and annotations, and the English comments
+of Python code blocks (the code itself stays code; LaTeX is left out).
 
 :func:`english_sentences` finds three or more consecutive English words in a text, outside
 inline code, a message quoted in ``'...'`` as a library printed it, API names (anything with
@@ -19,6 +19,8 @@ import functools
 import json
 import re
 from dataclasses import dataclass
+
+from core.text import is_english_comment, split_comment
 
 #: Names and fixed phrases that stay English in Chinese (products, people, paper titles, units).
 ALLOWED: tuple[str, ...] = (
@@ -70,7 +72,15 @@ def _walk(node, in_callout: bool, found: list[VisibleText]) -> None:
 
 
 def _texts_of(node, kind: str):
-    if kind in ("code", "latex"):
+    if kind == "code":  # the code stays code; its English comments follow the language
+        proto = node.proto
+        if proto.language == "python":
+            for line in proto.code_text.split("\n"):
+                parts = split_comment(line)
+                if parts is not None and is_english_comment(parts[1]):
+                    yield "comment", parts[1]
+        return
+    if kind == "latex":
         return
     if kind in ("tab", "expander"):
         yield "label", str(getattr(node, "label", "") or "")
@@ -175,7 +185,7 @@ def untranslated(texts: list[VisibleText]) -> list[tuple[str, str]]:
     return [
         (t.where, run)
         for t in texts
-        if not (t.in_callout and _is_notes_quote(t.text))
+        if not ((t.in_callout or t.where == "code.comment") and _is_notes_quote(t.text))
         for run in english_sentences(t.text)
     ]
 
@@ -194,7 +204,7 @@ def _is_notes_quote(text: str) -> bool:
     from core.notes import normalise_notes_text
 
     quote = normalise_notes_text(text)
-    return len(quote) > 10 and quote in _notes_corpus()
+    return len(quote) > 4 and quote in _notes_corpus()
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from core.lesson_links import LESSON_LINKS
 from tests.app.conftest import open_cold
 from tests.app.i18n_checks import chinese_outside_quotes, untranslated, visible_texts
-from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path
+from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path, snippet_comments
 from tools.i18n import untranslated as untranslated_msgids
 from ui import i18n
 
@@ -57,7 +57,7 @@ def _catalog(domain: str, locale: str):
 def test_every_marked_string_has_a_translation(domain, locale):
     catalog = _catalog(domain, locale)
     in_catalog = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog if m.id}
-    not_extracted = sorted(_source_messages(domain) - in_catalog)
+    not_extracted = sorted((_source_messages(domain) | snippet_comments(domain)) - in_catalog)
     assert not not_extracted, (
         f"{len(not_extracted)} strings of {domain} are not in its catalog: run "
         f"`python -m tools.i18n all {domain}` and translate them; first: {not_extracted[:5]}"
@@ -274,3 +274,20 @@ def test_a_translation_keeps_every_placeholder(domain):
         expected = set().union(*(names(i) for i in ids))
         wrong += [(ids[0], s) for s in strings if s and names(s) != expected]
     assert wrong == [], wrong[:5]
+
+
+def test_snippet_comments_follow_the_language(monkeypatch):
+    """The code stays code; an English comment the catalog knows is shown in Chinese, and a
+    comment it does not know (the notes' own code) stays as written."""
+    from ui import code
+
+    snippet = "import torch\nx = torch.zeros(3)  # n = 4 per channel\n# keep me as I am, please\n"
+    monkeypatch.setattr(code, "current_language", lambda: "en")
+    assert code.localized(snippet) == snippet
+    monkeypatch.setattr(code, "current_language", lambda: "zh")
+    monkeypatch.setattr(code, "_", i18n.translations("zh").gettext)
+    shown = code.localized(snippet).split("\n")
+    assert shown[0] == "import torch"
+    assert shown[1] == "x = torch.zeros(3)  # 每个通道 n = 4"
+    assert shown[2] == "# keep me as I am, please"
+    assert "n = 4 per channel" in snippet_comments("batchnorm")
