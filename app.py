@@ -37,6 +37,8 @@ navigation = st.navigation(
         for page in available_pages()
     ]
 )
+# The browser tab names the page, in the visitor's language (a class keeps several tabs open).
+st.set_page_config(page_title=f"{navigation.title} · Torch Playground")
 link = link_snapshot(lang_rejected)  # the URL as given, before controls correct it (ui/links.py)
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.

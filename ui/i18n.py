@@ -153,12 +153,15 @@ def _keep_choices() -> None:
 def render_language_choice() -> None:
     """The sidebar's English / 中文 switch. Switching reruns the page in the other language
     with every control as it was (widgets are identified by their keys, not their labels)."""
-    st.segmented_control(
+    # A radio, not a segmented control: the segmented control's selected label failed
+    # axe-core's colour contrast with this theme. No index: start_language set the value.
+    st.radio(
         "Language / 语言",
         LANGUAGES,
+        index=None,
         key=LANG_KEY,
         format_func=LANGUAGE_LABELS.get,
-        required=True,
+        horizontal=True,
         on_change=_language_chosen,
         help=_("The page's language for you only; a link from this page carries it."),
     )

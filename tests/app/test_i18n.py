@@ -136,7 +136,7 @@ def test_switching_the_language_keeps_the_controls_and_the_computation():
     at.selectbox(key="warp.mode").select("nearest").run()
     at.radio(key="warp.image.source").set_value("Bundled sample").run()
     metric = next(m.value for m in at.metric)
-    at.segmented_control(key="lang").set_value("zh").run()
+    at.radio(key="lang").set_value("zh").run()
     assert not at.exception, at.exception
     assert at.session_state["lang"] == "zh"
     assert at.query_params.get("lang") == "zh"  # the view's link carries the chosen language
@@ -144,7 +144,7 @@ def test_switching_the_language_keeps_the_controls_and_the_computation():
     assert at.selectbox(key="warp.mode").value == "nearest"
     assert at.radio(key="warp.image.source").value == "Bundled sample"
     assert next(m.value for m in at.metric) == metric
-    at.segmented_control(key="lang").set_value("en").run()
+    at.radio(key="lang").set_value("en").run()
     assert at.radio(key="warp.image.source").value == "Bundled sample"
     assert at.slider(key="warp.angle").value == 45.0
 
