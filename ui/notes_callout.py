@@ -51,7 +51,9 @@ def notes_callout(callout: NotesCallout) -> None:
         with today_col:
             st.markdown(f"**{today_heading(callout)}**")
             today = _(callout.today)
-            st.text(today.format(**dict(callout.today_args)) if callout.today_args else today)
+            # the values are translated too: a pool name ("small") is a word, not a number
+            values = {name: tr(value) for name, value in callout.today_args}
+            st.text(today.format(**values) if values else today)
             # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
             st.code(localized(callout.run.code), language="python", wrap_lines=True)
             # Wrapped: an error line is the lesson and must not hide behind a scrollbar.

@@ -151,7 +151,9 @@ def _strip_code(text: str) -> str:
 
 
 def english_sentences(text: str) -> list[str]:
-    """Runs of three or more English words in ``text`` (see the module docstring)."""
+    """Runs of three or more English words in ``text`` (see the module docstring). A single
+    letter is a variable more often than a word (``k x k``, ``a b c``): it neither counts nor
+    ends a run: "is a big tensor" is a run of three counted words."""
     runs = []
     for chunk in re.split(r"[|,;:!?。，；：！？、（）()\[\]\"“”*#>\n]+", _strip_code(text)):
         words = chunk.split()
@@ -160,7 +162,7 @@ def english_sentences(text: str) -> list[str]:
             if word and _WORD.fullmatch(word):
                 run.append(word)
                 continue
-            if len(run) >= 3:
+            if sum(len(w) > 1 for w in run) >= 3:
                 runs.append(" ".join(run))
             run = []
     return runs

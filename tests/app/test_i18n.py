@@ -177,6 +177,8 @@ def test_the_check_finds_english_left_in_a_chinese_page():
 
     assert english_sentences("这是 `torch.gather` 的例子") == []
     assert english_sentences("每个格子 comes from the input") == ["comes from the input"]
+    assert english_sentences("窗口大小为 k x k，补零") == []
+    assert english_sentences("这 is a big tensor") == ["is a big tensor"]
     assert english_sentences("Look at: torch.nn.BatchNorm2d(3)") == []
     assert english_sentences("报错 'Trying to backward through the graph'（A 行）") == []
     assert untranslated([VisibleText("toggle.help", "Slower convolutions on a GPU", False)])
