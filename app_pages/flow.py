@@ -116,19 +116,6 @@ layout = lesson_layout(
 )
 
 
-def tr_all(text: object) -> str:
-    """:func:`ui.i18n.tr`, also translating the values that are themselves core texts (a
-    :class:`core.text.T` made of T's, like :func:`notes_speed_claim`'s sentence, or an upload's
-    error naming "the first image"); an exception shows its first argument that way."""
-    if isinstance(text, BaseException):
-        text = text.args[0] if len(text.args) == 1 else str(text)
-    if isinstance(text, T) and text.args:
-        return _(text.template).format(
-            **{k: tr_all(v) if isinstance(v, T) else v for k, v in text.args.items()}
-        )
-    return tr(text)
-
-
 @st.cache_data(max_entries=8, ttl=CACHE_TTL_S, show_spinner=False)
 def _built_case(spec: FlowSpec) -> FlowCase:
     """Built-in cases, shared by every session (same spec, same flow)."""
@@ -514,7 +501,7 @@ try:
             case = _uploaded_case(origin, spec, datas)
         check_fillable(case)
 except ValueError as exc:
-    _fail(tr_all(exc), wrong_hint if "NaN" in str(exc) else
+    _fail(tr(exc), wrong_hint if "NaN" in str(exc) else
           _("pick another file or source, or change the mask settings."))
 
 assert case is not None
@@ -656,7 +643,7 @@ with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unles
                                per_scale=per_scale_maps)
     except ValueError as exc:
         status.update(label=_("Filling failed"), state="error", expanded=True)
-        _fail(tr_all(exc), wrong_hint)
+        _fail(tr(exc), wrong_hint)
     cached = [n for n in names if stamps[n] < run_start]
     status.update(
         label=_("{n} methods filled in {s:.1f} s").format(n=len(names),
@@ -835,7 +822,7 @@ if accuracy_box.open:
                                   else _("**Measured here** (from the cache)"))
                 measured.metric(_("avg_pool2d version, this flow"), f"{notes_row.ms:.1f} ms",
                                 help=_("The notes' claim is 3 ms."))
-                measured.text(tr_all(notes_speed_claim(notes_row.ms, settings.device,
+                measured.text(tr(notes_speed_claim(notes_row.ms, settings.device,
                                                        case.flow.shape)))
         else:
             st.markdown(

@@ -7,7 +7,7 @@ import torch
 from core import environment, seeding
 from core.environment import collect_environment
 from core.lesson_links import lessons_markdown
-from core.text import N_, T
+from core.text import N_
 from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
 from ui.image_input import image_input
@@ -27,22 +27,6 @@ def _visible_devices() -> environment.VisibleDevicesDemo:
 @st.cache_resource(show_spinner=False)
 def _collect_env() -> environment.CommandRun:
     return environment.collect_env_report()
-
-
-def _tr_all(text: object) -> str:
-    """``tr`` for a sentence whose values are sentences too (``explain_visible_devices``)."""
-    if isinstance(text, T) and text.args:
-        return _(text.template).format(
-            **{name: _tr_all(value) if isinstance(value, T) else value
-               for name, value in text.args.items()}
-        )  # fmt: skip
-    return tr(text)
-
-
-def _note(text: str) -> str:
-    """A fact's note in this session's language (``""`` stays empty: gettext's ``""`` is the
-    catalog's header)."""
-    return tr(text) if text else ""
 
 
 st.title("Torch Playground", anchor=False)
@@ -100,7 +84,7 @@ table = pd.DataFrame(
             _(fact.shown) if fact.value is None or fact.value == environment.UNSET else fact.shown
             for fact in facts
         ],
-        _("why / note"): [_note(fact.note) for fact in facts],
+        _("why / note"): [tr(fact.note) for fact in facts],
     }
 )
 # A static table, so the notes wrap instead of being cut at the cell's edge (st.dataframe
@@ -181,7 +165,7 @@ if ops_box is not None:
             pd.DataFrame(
                 {
                     _("operation"): [op.name for op in ops.made_deterministic],
-                    _("when"): [_note(op.condition) for op in ops.made_deterministic],
+                    _("when"): [tr(op.condition) for op in ops.made_deterministic],
                 }
             ),
             hide_index=True,
@@ -192,7 +176,7 @@ if ops_box is not None:
             pd.DataFrame(
                 {
                     _("operation"): [op.name for op in ops.raise_error],
-                    _("when"): [_note(op.condition) for op in ops.raise_error],
+                    _("when"): [tr(op.condition) for op in ops.raise_error],
                 }
             ),
             hide_index=True,
@@ -305,7 +289,7 @@ if st.session_state.get("home.visible_devices_shown"):
         width="stretch",
         key="home.visible_devices_table",
     )
-    st.markdown(_tr_all(demo.explanation))
+    st.markdown(tr(demo.explanation))
     for case in demo.cases:
         if case.run.error or case.run.returncode:
             st.code(case.run.error or case.run.stderr[-2000:], language="text", wrap_lines=True)

@@ -15,10 +15,10 @@ import torch
 
 from core import models as M
 from core import saliency as S
-from core.text import N_, T
+from core.text import N_
 from ui.charts import show_chart
 from ui.code import show_code
-from ui.i18n import _, cite, translator
+from ui.i18n import _, cite, tr, translator
 from ui.image_input import image_input
 from ui.lesson import lesson_layout
 from ui.links import BOUND
@@ -54,19 +54,6 @@ layout = lesson_layout(
         "score with respect to each input pixel, on the picture the model actually sees."
     ),
 )
-
-
-def _t(text: object) -> str:
-    """A text from core in this session's language, like ``ui.i18n.tr``, but a T's values that
-    are T's themselves are translated too (a model's preprocessing, its weights' source)."""
-    if isinstance(text, BaseException):
-        text = text.args[0] if len(text.args) == 1 else str(text)
-    if isinstance(text, T):
-        if not text.args:
-            return _(text.template)
-        args = {k: _t(v) if isinstance(v, T) else v for k, v in text.args.items()}
-        return _(text.template).format(**args)
-    return _(str(text))
 
 
 settings = current_settings()
@@ -148,7 +135,7 @@ def _compute(model, x, target: int, method: str, params: dict, label: str):
             target,
             method,
             progress=lambda f, text: bar.progress(
-                min(max(f, 0.0), 1.0), text=f"{label}: {_t(text)}"
+                min(max(f, 0.0), 1.0), text=f"{label}: {tr(text)}"
             ),
             **params,
         )
@@ -187,7 +174,7 @@ def _randomize(model, x, target: int, method: str, k: int, percentile: float, pa
             target,
             method,
             k,
-            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=_t(text)),
+            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=tr(text)),
             percentile=percentile,
             **params,
         )
@@ -320,7 +307,7 @@ with setup_area:
             if not entry.available:
                 st.warning(
                     _("{title} is unavailable: {reason}").format(
-                        title=title, reason=_t(entry.reason)
+                        title=title, reason=tr(entry.reason)
                     ),
                     icon=":material/block:",
                 )
@@ -332,7 +319,7 @@ with setup_area:
                         try:
                             loaded, warm_ms = _registry_model(name, settings.device, True)
                         except ValueError as error:
-                            st.error(_t(error))
+                            st.error(tr(error))
                 if loaded is None:
                     layout.figure.info(
                         _(
@@ -347,7 +334,7 @@ with setup_area:
                     try:
                         loaded, warm_ms = _registry_model(name, settings.device, False)
                     except ValueError as error:
-                        _fail(_t(error), _("choose EfficientNet-Lite0, which works offline."))
+                        _fail(tr(error), _("choose EfficientNet-Lite0, which works offline."))
         else:
             architecture = st.selectbox(
                 _("Architecture (state_dict) or preprocessing (TorchScript)"),
@@ -387,7 +374,7 @@ with setup_area:
                     )  # fmt: skip
                 except ValueError as error:
                     _fail(
-                        _t(error),
+                        tr(error),
                         _(
                             "upload a TorchScript file, or a state_dict saved from the "
                             "architecture chosen under Classifier with a 1000-class head."
@@ -396,12 +383,12 @@ with setup_area:
         assert loaded is not None
         st.caption(
             _("Weights: {source} · device `{device}`").format(
-                source=_t(loaded.source), device=loaded.device
+                source=tr(loaded.source), device=loaded.device
             )
         )
     st.markdown(
         _("**{model}**: {preprocessing}.").format(
-            model=loaded.name, preprocessing=_t(loaded.describe_preprocessing())
+            model=loaded.name, preprocessing=tr(loaded.describe_preprocessing())
         )
     )
     st.caption(_("All maps live on this resized and cropped view; the overlay is drawn on it."))
@@ -417,7 +404,7 @@ if image is None:
 
 image, notice = M.ensure_min_side(image)
 if notice:
-    layout.controls.warning(_t(notice), icon=":material/zoom_in:")
+    layout.controls.warning(tr(notice), icon=":material/zoom_in:")
 
 image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
 model_key = f"{loaded.source} · {loaded.device}"
@@ -431,7 +418,7 @@ try:
         top5, num_classes = _classify(loaded, x)
 except (ValueError, RuntimeError) as error:
     _fail(
-        _("The model could not classify this image: {error}").format(error=_t(error)),
+        _("The model could not classify this image: {error}").format(error=tr(error)),
         _("try another image or model."),
     )
 
@@ -609,7 +596,7 @@ with figure_slot.container():
             result, made_s, made_at = _compute(loaded.model, x, int(target), method, params, label)
     except (ValueError, RuntimeError) as error:
         figure_slot.empty()
-        _fail(_t(error), _("change the target class, the method or the objective."))
+        _fail(tr(error), _("change the target class, the method or the objective."))
 figure_slot.empty()
 st.session_state["saliency._result"] = (cache_key, (result, made_s, made_at))
 if ran:
@@ -645,7 +632,7 @@ if recipe == "notes" and comparison.notes is not None:
 else:
     if recipe == "notes":
         notes_warning = _("{reason}. The map uses the app's scaling instead.").format(
-            reason=_t(comparison.notes_error)
+            reason=tr(comparison.notes_error)
         )
     saliency_u8 = S.scale_percentile(result.saliency, percentile)
     map_caption = f"{_(METHOD_NAMES[method])}, {objective}, {reduce}"
@@ -827,7 +814,7 @@ with how_area:
             except (ValueError, RuntimeError) as error:
                 st.error(
                     _(WHAT_TO_CHANGE).format(
-                        message=_t(error), hint=_("try another model or objective.")
+                        message=tr(error), hint=_("try another model or objective.")
                     )
                 )
     retimed = st.session_state.get("saliency._retime")
@@ -902,7 +889,7 @@ with sanity_area:
         if run_sanity and isinstance(stored[1], str):
             st.error(
                 _(WHAT_TO_CHANGE).format(
-                    message=_t(stored[1]), hint=_("try fewer layers or the vanilla method.")
+                    message=tr(stored[1]), hint=_("try fewer layers or the vanilla method.")
                 )
             )
         elif run_sanity:
@@ -935,7 +922,7 @@ with sanity_area:
                 width="stretch",
                 key="saliency.sanity_chart",
             )
-            st.markdown(_t(S.read_randomization(sanity)))
+            st.markdown(tr(S.read_randomization(sanity)))
             shown = np.linspace(0, len(sanity.maps) - 1, num=min(4, len(sanity.maps)), dtype=int)
             cols = st.columns(len(shown) + 1)
             cols[0].image(
@@ -978,7 +965,7 @@ with notes_area:
     )
     if comparison.notes is None:
         n2.warning(
-            _("The notes' scaling: {reason}.").format(reason=_t(comparison.notes_error)),
+            _("The notes' scaling: {reason}.").format(reason=tr(comparison.notes_error)),
             icon=":material/warning:",
         )
         st.caption(

@@ -20,6 +20,7 @@ Pure: no Streamlit.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import traceback
@@ -252,6 +253,16 @@ def all_callouts() -> list[NotesCallout]:
 def normalise_notes_text(text: str) -> str:
     """Collapse the notes' literal ``\\n`` escapes and every run of whitespace to one space."""
     return re.sub(r"\s+", " ", text.replace("\\n", " ").replace("\\t", " ")).strip()
+
+
+@functools.cache
+def notes_corpus(seeds_dir: Path = SEEDS_DIR) -> str:
+    """All the notes as one normalised text (:func:`normalise_notes_text`), to ask whether a
+    text is the notes' own (a quote, a comment of their code); ``""`` without the notes."""
+    return " ".join(
+        normalise_notes_text(path.read_text(encoding="utf-8"))
+        for path in sorted(seeds_dir.glob("*.txt"))
+    )
 
 
 def notes_lines(ref: NotesRef, seeds_dir: Path = SEEDS_DIR) -> str:

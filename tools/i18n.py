@@ -106,13 +106,9 @@ def snippet_comments(domain: str) -> set[str]:
 
 def _in_the_notes(comment: str) -> bool:
     """The notes' own code keeps its comments as written (it is quoted, not ours)."""
-    from core.notes import SEEDS_DIR, normalise_notes_text
+    from core.notes import normalise_notes_text, notes_corpus
 
-    corpus = " ".join(
-        normalise_notes_text(path.read_text(encoding="utf-8"))
-        for path in sorted(SEEDS_DIR.glob("*.txt"))
-    )
-    return normalise_notes_text(comment) in corpus
+    return normalise_notes_text(comment) in notes_corpus()
 
 
 def _add_snippet_comments(domain: str) -> None:

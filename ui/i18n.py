@@ -93,13 +93,19 @@ def translator() -> Callable[[str], str]:
 
 def tr(text: object) -> str:
     """A text from ``core/`` in this session's language: a :class:`core.text.T` is translated as
-    its template, then filled with its values; a plain string is looked up as it is; an
-    exception shows its first argument that way (``tr(error)``)."""
+    its template, then filled with its values (values that are ``T`` too are translated first);
+    a plain string is looked up as it is; an exception shows its first argument that way
+    (``tr(error)``)."""
     if isinstance(text, BaseException):
         text = text.args[0] if len(text.args) == 1 else str(text)
     if isinstance(text, T):
-        return _(text.template).format(**text.args) if text.args else _(text.template)
-    return _(str(text))
+        if not text.args:
+            return _(text.template)
+        # a value that is a core text itself ("the first image", a model's preprocessing)
+        values = {name: tr(v) if isinstance(v, T) else v for name, v in text.args.items()}
+        return _(text.template).format(**values)
+    text = str(text)
+    return _(text) if text else ""  # gettext("") is the catalog's header, not a translation
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -15,7 +15,6 @@ inline code, a message quoted in ``'...'`` as a library printed it, API names (a
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -192,21 +191,11 @@ def untranslated(texts: list[VisibleText]) -> list[tuple[str, str]]:
     ]
 
 
-@functools.cache
-def _notes_corpus() -> str:
-    from core.notes import SEEDS_DIR, normalise_notes_text
-
-    return " ".join(
-        normalise_notes_text(path.read_text(encoding="utf-8"))
-        for path in sorted(SEEDS_DIR.glob("*.txt"))
-    )
-
-
 def _is_notes_quote(text: str) -> bool:
-    from core.notes import normalise_notes_text
+    from core.notes import normalise_notes_text, notes_corpus
 
     quote = normalise_notes_text(text)
-    return len(quote) > 4 and quote in _notes_corpus()
+    return len(quote) > 4 and quote in notes_corpus()
 
 
 def main(argv: list[str]) -> int:

@@ -293,3 +293,18 @@ def test_snippet_comments_follow_the_language(monkeypatch):
     assert shown[1] == "x = torch.zeros(3)  # 每个通道 n = 4"
     assert shown[2] == "# keep me as I am, please"
     assert "n = 4 per channel" in snippet_comments("batchnorm")
+
+
+def test_tr_translates_core_texts_and_their_values(monkeypatch):
+    """A T is translated as its template, a value that is a T too before it is filled in; an
+    empty text stays empty (gettext would return the catalog's header for it)."""
+    from core.text import T
+
+    monkeypatch.setattr(i18n, "current_language", lambda: "zh")
+    assert i18n.tr("") == ""
+    assert i18n.tr(T("Upload a file")) == "上传文件"
+    outer = T("Could not use this upload: {error}", error=T("Upload a file"))
+    assert i18n.tr(outer) == "无法使用这个上传的文件：上传文件"
+    assert i18n.tr(ValueError(outer)) == "无法使用这个上传的文件：上传文件"
+    monkeypatch.setattr(i18n, "current_language", lambda: "en")
+    assert i18n.tr(outer) == "Could not use this upload: Upload a file"
