@@ -15,7 +15,7 @@ import pytest
 from tests.app.test_i18n import SLUGS, TRANSLATED
 from tests.e2e.conftest import SCREENSHOTS
 from tests.e2e.test_browser import assert_rendered, page_url
-from tests.e2e.test_links import wait_for_script
+from tests.e2e.test_notes_screens import wait_for_script
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,8 @@ import pytest
 
 from core.lesson_links import LESSON_LINKS
 from tests.e2e.conftest import SCREENSHOTS, start_server, stop_server
-from tests.e2e.test_browser import IDLE, SCRIPT_TIMEOUT_MS, assert_rendered, page_url
+from tests.e2e.test_browser import assert_rendered, page_url
+from tests.e2e.test_notes_screens import choose, wait_for_script
 from ui.links import MAX_LINK_CHARS
 
 pytestmark = pytest.mark.e2e
@@ -25,25 +26,8 @@ TEACHER = {"width": 1280, "height": 720}
 TOAST = "[data-testid='stToast']"
 
 
-def wait_for_script(page) -> None:
-    page.wait_for_selector("[data-testid='stSidebar']", state="attached", timeout=SCRIPT_TIMEOUT_MS)
-    page.wait_for_selector("h1", timeout=SCRIPT_TIMEOUT_MS)
-    for _ in range(2):
-        page.wait_for_selector(IDLE, timeout=SCRIPT_TIMEOUT_MS)
-        page.wait_for_timeout(500)
-
-
 def _key(key: str) -> str:
     return f".st-key-{key.replace('.', '-')}"
-
-
-def choose(page, key: str, option_text: str) -> None:
-    """Pick the option containing ``option_text`` in selectbox ``key``, typing to filter."""
-    box = page.locator(f"{_key(key)} [role='combobox']")
-    box.click()
-    box.fill(option_text)
-    page.locator("[role='option']", has_text=option_text).first.click()
-    wait_for_script(page)
 
 
 def click_label(page, key: str, label: str) -> None:

@@ -38,7 +38,7 @@ def _save_whole(page, name: str, width: int) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def _choose(page, key: str, option_text: str) -> None:
+def choose(page, key: str, option_text: str) -> None:
     """Pick the option containing ``option_text`` in the selectbox with widget key ``key``."""
     box = page.locator(f".st-key-{key.replace('.', '-')} [role='combobox']")
     box.click()
@@ -56,7 +56,7 @@ def test_indexing_y2_from_the_notes(server, browser, who):
         page.goto(page_url(server.url, "indexing"))
         wait_for_script(page)
         y2 = ix.PRESETS_BY_KEY["scatter_y2"]
-        _choose(page, "indexing.preset", y2.ref)
+        choose(page, "indexing.preset", y2.ref)
         assert_rendered(page, "indexing")
         main = page.locator("[data-testid='stMain']")
         text = main.inner_text()
