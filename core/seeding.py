@@ -70,11 +70,25 @@ def seed_everything(seed: int, *, cudnn_deterministic: bool | None = None) -> in
     seed = int(seed)
     random.seed(seed)
     np.random.seed(seed)
-    torch.manual_seed(seed)
+    _seed_torch(seed)
     if cudnn_deterministic is not None:
         torch.backends.cudnn.deterministic = cudnn_deterministic
         torch.backends.cudnn.benchmark = False
     return seed
+
+
+def _seed_torch(seed: int) -> None:
+    """``torch.manual_seed(seed)``, without its cost where there is no accelerator.
+
+    ``torch.manual_seed`` also queues a lazy seed for CUDA, XPU and MTIA, and each queued call
+    records ``traceback.format_stack()``: about 0.1 ms alone and several ms per page run with a
+    class of sessions on the server's one GIL (``benchmarks/classroom.py``). Without an
+    accelerator those queues never run, so seeding the CPU generator is the same thing.
+    """
+    if torch.accelerator.is_available():
+        torch.manual_seed(seed)  # every device, lazily where not initialised yet
+    else:
+        torch.random.default_generator.manual_seed(seed)
 
 
 def seeding_snippet(seed: int, *, cudnn_deterministic: bool = False) -> str:

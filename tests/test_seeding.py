@@ -58,6 +58,21 @@ class TestSeedEverything:
         assert torch.equal(torch.randn(4, 4), a)
         assert torch.equal(torch.randint(0, 100, (5,)), b)
 
+    def test_accelerators_seeded_through_torch_manual_seed(self, monkeypatch):
+        # With an accelerator, every device is seeded the way torch.manual_seed does it
+        calls = []
+        monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+        monkeypatch.setattr(torch, "manual_seed", calls.append)
+        seed_everything(9)
+        assert calls == [9]
+
+    def test_no_lazy_device_seeds_without_accelerator(self, monkeypatch):
+        # The cheap path: no torch.manual_seed (and its stack captures) when nothing needs it
+        monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+        monkeypatch.setattr(torch, "manual_seed", lambda seed: pytest.fail("lazy device seeds"))
+        seed_everything(9)
+        assert torch.random.initial_seed() == 9
+
     def test_numpy_integer_accepted(self):
         assert seed_everything(np.int64(11)) == 11
         assert type(seed_everything(np.uint32(11))) is int
