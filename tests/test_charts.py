@@ -64,3 +64,53 @@ def test_each_language_gets_its_own_figure(monkeypatch):
     chinese = _line(5, "d")
     assert chinese is not english and builds == [(5, "d"), (5, "d")]
     assert _line(5, "d") is chinese
+
+
+@shared_figure(max_entries=4)
+def _image(digest: str, _pixels: list[int]) -> go.Figure:
+    builds.append((digest, tuple(_pixels)))
+    return go.Figure(go.Scatter(y=_pixels))
+
+
+def test_underscored_arguments_are_not_part_of_the_key():
+    """The digest names the pixels: a second session's copy of them is not hashed (hashing a
+    flow field or an image on every run was a third of the flow page's CPU with a class)."""
+    first = _image("abc", [1, 2])
+    assert _image("abc", [9, 9]) is first
+    assert builds == [("abc", (1, 2))]
+    assert _image("def", [9, 9]) is not first
+
+
+BUILDER_SOURCE = """
+from ui.charts import shared_figure
+import plotly.graph_objects as go
+@shared_figure(max_entries=4)
+def redefined(slope):
+    RUNS.append(RUN)
+    return go.Figure(go.Scatter(y=[0, slope]))
+"""
+
+
+def test_a_builder_defined_again_by_a_rerun_shares_its_cache():
+    """A page script defines its builders again on every run, from the same compiled code:
+    the figures are still shared, and a miss runs this run's builder."""
+    code = compile(BUILDER_SOURCE, "page_script.py", "exec")
+    runs: list[int] = []
+    first_run = {"RUNS": runs, "RUN": 1}
+    second_run = {"RUNS": runs, "RUN": 2}
+    exec(code, first_run)
+    exec(code, second_run)
+    # one cache wrapper for both (making it again read the source: ~3 ms a run)
+    assert first_run["redefined"].clear.__self__ is second_run["redefined"].clear.__self__
+    fig = first_run["redefined"](1)
+    assert second_run["redefined"](1) is fig
+    second_run["redefined"](2)
+    assert runs == [1, 2]
+
+
+def test_star_args_stay_in_the_key():
+    @shared_figure(max_entries=4)
+    def bars(*heights: int) -> go.Figure:
+        return go.Figure(go.Bar(y=list(heights)))
+
+    assert bars(1, 2) is not bars(1, 3)

@@ -9,6 +9,7 @@ every student of a class opening the same link.
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
@@ -36,36 +37,72 @@ def shared_figure(max_entries: int) -> Callable[[Callable[P, go.Figure]], Callab
 
     The returned figure is shared: callers pass it to :func:`show_chart` and never change it
     (``st.plotly_chart`` only reads it). Arguments are the cache key, so keep them small
-    (settings, numbers, tuples), not tensors. At most ``max_entries`` figures per builder are
-    kept, each for at most :data:`SHARED_FIGURE_TTL_S` seconds after its last use.
+    (settings, numbers, tuples), not tensors; an argument whose name starts with ``_`` is left
+    out of the key, as Streamlit's caches do (this session's copy of data the key names, such
+    as an image beside its digest). At most ``max_entries`` figures per builder are kept, each
+    for at most :data:`SHARED_FIGURE_TTL_S` seconds after its last use.
     """
     if max_entries < 1:
         raise ValueError(f"max_entries must be at least 1, got {max_entries}")
 
     def decorate(build: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
-        def build_shared(language: str, *args: P.args, **kwargs: P.kwargs) -> go.Figure:
-            # Marked legible: show_chart's legible() then returns it untouched, so sessions
-            # reading it concurrently never see it written. ``language`` is part of the key:
-            # the builder's titles and labels are in the session's language (ui.i18n).
-            del language
-            fig = mark_legible(legible(build(*args, **kwargs)))
-            setattr(fig, _SHARED, True)
-            return fig
-
-        build_shared.__qualname__ = f"{build.__qualname__}.shared"  # the cache's own name
-        build_shared.__module__ = build.__module__
-        cached = st.cache_resource(
-            show_spinner=False, max_entries=max_entries, ttl=SHARED_FIGURE_TTL_S
-        )(build_shared)
+        cached, names = _cached_builder(build, max_entries)
 
         @functools.wraps(build)
         def shared(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
-            return cached(current_language(), *args, **kwargs)
+            key = _figure_key(names, args, kwargs)
+            return cached(current_language(), key, build, args, kwargs)
 
         shared.clear = cached.clear  # type: ignore[attr-defined]
         return shared
 
     return decorate
+
+
+#: One cache wrapper per builder's code object. A page script runs again on every rerun and
+#: defines its builders anew, but from the same compiled code (Streamlit keeps it): making the
+#: ``st.cache_resource`` wrapper again each time read the builder's source (``inspect``) and
+#: cost ~3 ms per page run, for every student of a class.
+_BUILDERS: dict[types.CodeType, tuple[Callable[..., go.Figure], tuple[str, ...]]] = {}
+
+
+def _cached_builder(
+    build: Callable[..., go.Figure], max_entries: int
+) -> tuple[Callable[..., go.Figure], tuple[str, ...]]:
+    """The cached wrapper of ``build`` and its positional parameter names, made once."""
+    code = build.__code__
+    if code not in _BUILDERS:
+
+        def build_shared(language: str, key: tuple, _build, _args: tuple, _kwargs: dict):
+            # Only ``language`` and ``key`` are hashed; ``_build`` is this run's builder (its
+            # module globals are this run's), the underscored values travel unhashed.
+            # Marked legible: show_chart's legible() then returns it untouched, so sessions
+            # reading it concurrently never see it written. ``language`` is part of the key:
+            # the builder's titles and labels are in the session's language (ui.i18n).
+            del language, key
+            fig = mark_legible(legible(_build(*_args, **_kwargs)))
+            setattr(fig, _SHARED, True)
+            return fig
+
+        # The cache's own name; the code's hash keeps an edited builder from reading figures
+        # its old version built (a page edited while the server runs).
+        build_shared.__qualname__ = f"{build.__qualname__}.shared.{hash(code) & 0xFFFFFFFF:08x}"
+        build_shared.__module__ = build.__module__
+        cached = st.cache_resource(
+            show_spinner=False, max_entries=max_entries, ttl=SHARED_FIGURE_TTL_S
+        )(build_shared)
+        names = code.co_varnames[: code.co_argcount]
+        _BUILDERS[code] = (cached, names)
+    return _BUILDERS[code]
+
+
+def _figure_key(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """The hashed part of a builder's arguments: every one whose name has no leading ``_``."""
+    pairs = zip(names, args, strict=False)  # fewer arguments than names: defaults apply
+    positional = tuple(value for name, value in pairs if not name.startswith("_"))
+    positional += args[len(names):]  # a builder's *args have no names: all of them are hashed
+    named = tuple(sorted((k, v) for k, v in kwargs.items() if not k.startswith("_")))
+    return positional + named
 
 
 def is_shared(fig: go.Figure) -> bool:
