@@ -14,9 +14,9 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ui.gc_freeze import after_script_run
-from ui.i18n import _, start_language
+from ui.i18n import start_language
 from ui.links import link_snapshot, report_link, translate_link_labels
-from ui.registry import available_pages
+from ui.navigation import navigation_pages
 from ui.settings import render_sidebar
 from ui.turns import turn_released
 
@@ -25,18 +25,7 @@ st.set_page_config(page_title="Torch Playground", page_icon=":material/science:"
 # The language first: the navigation's page titles are already in it (ui/i18n.py).
 language, lang_rejected = start_language()
 translate_link_labels(language)  # a link's menu labels, in this visitor's language
-navigation = st.navigation(
-    [
-        st.Page(
-            page.relative_script,
-            title=_(page.title),
-            icon=page.icon,
-            url_path=page.slug,
-            default=page.slug == "home",
-        )
-        for page in available_pages()
-    ]
-)
+navigation = st.navigation(navigation_pages(language))
 # The browser tab names the page, in the visitor's language (a class keeps several tabs open).
 st.set_page_config(page_title=f"{navigation.title} · Torch Playground")
 link = link_snapshot(lang_rejected)  # the URL as given, before controls correct it (ui/links.py)
