@@ -11,6 +11,7 @@ from core.text import N_
 from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
 from ui.image_input import image_input
+from ui.images import show_image
 from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.registry import LESSONS, available_lessons
@@ -355,7 +356,7 @@ st.caption(
 )
 rgb = image_input("home.image")
 if rgb is not None:
-    st.image(
+    show_image(
         rgb,
         caption=_("{width}x{height} RGB, dtype {dtype}").format(
             width=rgb.shape[1], height=rgb.shape[0], dtype=rgb.dtype

@@ -201,6 +201,73 @@ def _shared_sanity(
     return _randomize(_model, _x, target, method, k, percentile, _params)
 
 
+def _model_input(loaded: M.LoadedModel, image: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
+    """The preprocessed input (1, 3, S, S) and the (S, S, 3) uint8 picture the model sees."""
+    return loaded.preprocess(image), loaded.model_view(image)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _shared_model_input(
+    model_key: str, image_digest: str, _loaded: M.LoadedModel, _image: np.ndarray
+) -> tuple[torch.Tensor, np.ndarray]:
+    """:func:`_model_input` once per registry model and image: shared and read-only (the
+    gradient passes clone ``x`` before asking for its gradient)."""
+    return _model_input(_loaded, _image)
+
+
+@dataclass(frozen=True)
+class _Pictures:
+    """What the page draws from one map: scaled, coloured and encoded once (PNG bytes go to
+    st.image and the download buttons as they are)."""
+
+    comparison: S.ScalingComparison
+    saliency_u8: np.ndarray  # (S, S) uint8: the notes' scaling or the app's
+    notes_scaled: bool  # saliency_u8 is the notes' scaling
+    share: float  # of the total saliency at or above the percentile
+    map_png: bytes  # saliency_u8 in grey (download)
+    heat_png: bytes  # saliency_u8 through the colormap
+    overlay_png: bytes
+    app_png: bytes  # the app's scaling, coloured
+    notes_png: bytes | None  # the notes' scaling, coloured (None: undefined on a flat map)
+    view_png: bytes  # what the model sees
+
+
+def _make_pictures(
+    saliency: torch.Tensor, view: np.ndarray, use_notes: bool, percentile: float,
+    alpha: float, colormap: str,
+) -> _Pictures:  # fmt: skip
+    """Scale the (S, S) map the notes' way (``use_notes`` and defined) or the app's, colour it,
+    blend it over ``view`` and encode each picture."""
+    comparison = S.compare_scalings(saliency, S.NOTES_PERCENTILE)
+    notes_scaled = use_notes and comparison.notes is not None
+    saliency_u8 = comparison.notes if notes_scaled else S.scale_percentile(saliency, percentile)
+    notes_png = None
+    if comparison.notes is not None:
+        notes_png = S.png_bytes(S.colorize(comparison.notes, colormap))
+    return _Pictures(
+        comparison=comparison,
+        saliency_u8=saliency_u8,
+        notes_scaled=notes_scaled,
+        share=S.mass_above_percentile(saliency, percentile),
+        map_png=S.png_bytes(saliency_u8),
+        heat_png=S.png_bytes(S.colorize(saliency_u8, colormap)),
+        overlay_png=S.png_bytes(S.overlay(view, saliency_u8, alpha, colormap)),
+        app_png=S.png_bytes(S.colorize(comparison.app, colormap)),
+        notes_png=notes_png,
+        view_png=S.png_bytes(view),
+    )
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _shared_pictures(
+    cache_key: tuple, use_notes: bool, percentile: float, alpha: float, colormap: str,
+    _saliency: torch.Tensor, _view: np.ndarray,
+) -> _Pictures:  # fmt: skip
+    """:func:`_make_pictures` once per shared map (``cache_key``) and drawing options: a class
+    on the same link scales, colours and encodes the map once, not fifty times."""
+    return _make_pictures(_saliency, _view, use_notes, percentile, alpha, colormap)
+
+
 def _fail(message: str, hint: str) -> None:
     """An error in the figure's place and stop; both texts already in the session's language."""
     layout.figure.error(
@@ -410,8 +477,10 @@ image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdi
 model_key = f"{loaded.source} · {loaded.device}"
 shared = source == MODEL_SOURCES[0]  # an uploaded model's name is not a safe shared key
 try:
-    x = loaded.preprocess(image)
-    view = loaded.model_view(image)
+    if shared:
+        x, view = _shared_model_input(model_key, image_digest, loaded, image)
+    else:
+        x, view = _model_input(loaded, image)
     if shared:
         top5, num_classes = _shared_classification(model_key, image_digest, loaded, x)
     else:
@@ -622,10 +691,14 @@ elif ran:
 else:
     provenance = _("Kept from this session's last run (made in {made:.1f} s).").format(made=made_s)
 
-comparison = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
+draw = (recipe == "notes", float(percentile), float(alpha), colormap)
+if shared:
+    pictures = _shared_pictures(cache_key, *draw, result.saliency, view)
+else:
+    pictures = _make_pictures(result.saliency, view, *draw)
+comparison = pictures.comparison
 notes_warning = None
-if recipe == "notes" and comparison.notes is not None:
-    saliency_u8 = comparison.notes
+if pictures.notes_scaled:
     map_caption = _("The notes' recipe ({ref}): loss, sum, P1..P99, uint8").format(
         ref=cite(S.NOTES_RECIPE_REF)
     )
@@ -634,10 +707,7 @@ else:
         notes_warning = _("{reason}. The map uses the app's scaling instead.").format(
             reason=tr(comparison.notes_error)
         )
-    saliency_u8 = S.scale_percentile(result.saliency, percentile)
     map_caption = f"{_(METHOD_NAMES[method])}, {objective}, {reduce}"
-heat = S.colorize(saliency_u8, colormap)
-picture = S.overlay(view, saliency_u8, alpha, colormap)
 prob = float(torch.softmax(result.logits, 0)[int(target)])
 class_name = loaded.categories[target]
 
@@ -646,7 +716,8 @@ with layout.figure:
     # The map first (first on a phone too), then the overlay, then the model's view, smaller.
     c_map, c_overlay, c_view = st.columns([1, 1, 0.75], gap="small")
     c_map.image(
-        heat,
+        pictures.heat_png,
+        output_format="PNG",
         caption=map_caption,
         alt=_(
             "Saliency map ({method}) for class {target}, {name}: bright where the class score "
@@ -655,13 +726,15 @@ with layout.figure:
         width="stretch",
     )
     c_overlay.image(
-        picture,
+        pictures.overlay_png,
+        output_format="PNG",
         caption=_("Overlay (alpha {alpha:.2f})").format(alpha=alpha),
         alt=_("The saliency map for {name} drawn over the image.").format(name=class_name),
         width="stretch",
     )
     c_view.image(
-        view,
+        pictures.view_png,
+        output_format="PNG",
         caption=_("What the model sees"),
         alt=_("The input image resized and cropped to what the classifier sees."),
         width="stretch",
@@ -697,7 +770,7 @@ with how_area:
                 "the section 'The notes' recipe' measures how far the notes' recipe is from it."
             )
         )
-    share = S.mass_above_percentile(result.saliency, percentile)
+    share = pictures.share
     lines = [
         (
             _(
@@ -717,7 +790,7 @@ with how_area:
                 "saliency. In between, 255 (s - P1) / (P99 - P1) is truncated to an integer by "
                 "np.uint8, as cvglue.scale_min_max and the notes do."
             ).format(low=comparison.p_low, high=comparison.p_high, share=share)
-            if saliency_u8 is comparison.notes
+            if pictures.notes_scaled
             else _(
                 "Pixels at or above the {percentile:g}th percentile are drawn at full colour; "
                 "they hold {share:.1%} of the total saliency. Values are divided by that "
@@ -785,7 +858,7 @@ with how_area:
     d1, d2, d3 = st.columns(3)
     d1.download_button(
         _("Map (PNG)"),
-        S.png_bytes(saliency_u8),
+        pictures.map_png,
         file_name=f"saliency_{method}_{target}.png",
         mime="image/png",
         key="saliency.download_map",
@@ -793,7 +866,7 @@ with how_area:
     )
     d2.download_button(
         _("Overlay (PNG)"),
-        S.png_bytes(picture),
+        pictures.overlay_png,
         file_name=f"saliency_overlay_{method}_{target}.png",
         mime="image/png",
         key="saliency.download_overlay",
@@ -958,7 +1031,8 @@ with notes_area:
     st.subheader(_("Same map, two scalings"), anchor=False)
     n1, n2, _n3 = st.columns(3)
     n1.image(
-        S.colorize(comparison.app, colormap),
+        pictures.app_png,
+        output_format="PNG",
         caption=_("The app's: s / (P99 + 1e-12), rounded"),
         alt=_("The current map with the app's scaling."),
         width="stretch",
@@ -973,7 +1047,8 @@ with notes_area:
         )
     else:
         n2.image(
-            S.colorize(comparison.notes, colormap),
+            pictures.notes_png,
+            output_format="PNG",
             caption=_("The notes': (s - P1) / (P99 - P1), clipped, truncated"),
             alt=_("The current map with the notes' scaling."),
             width="stretch",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 
 import numpy as np
@@ -18,6 +17,7 @@ from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.image_input import UPLOAD, image_input
+from ui.images import digest, show_image
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
@@ -79,27 +79,33 @@ def heat_height(dsize: tuple[int, int]) -> int:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _compare(
-    img: np.ndarray,
-    matrix: np.ndarray,
-    dsize: tuple[int, int],
-    align_corners: bool,
-    mode: str,
-    padding_mode: str,
-    device: str,
-    notes: bool,
-) -> warp.WarpComparison:
-    """compare_warps, computed once per distinct input for every session (a toggle flipped back
-    and forth, a class of students on the same defaults)."""
+def _compare(case: WarpCase, _img: np.ndarray) -> warp.WarpComparison:
+    """compare_warps, computed once per distinct case for every session (a toggle flipped back
+    and forth, a class of students on the same defaults). ``_img`` is not hashed: the case's
+    digest names it (hashing the pixels on every run cost more than the rest of the lookup)."""
     return warp.compare_warps(
-        img,
-        matrix,
-        dsize,
-        align_corners=align_corners,
-        mode=mode,
-        padding_mode=padding_mode,
-        device=device,
-        notes=notes,
+        _img,
+        np.array(case.matrix, dtype=np.float64),
+        case.dsize,
+        align_corners=case.align_corners,
+        mode=case.mode,
+        padding_mode=case.padding_mode,
+        device=case.device,
+        notes=case.notes,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _canvas_check(case: WarpCase, _img: np.ndarray, _warped: np.ndarray | None) -> warp.CanvasCheck:
+    """canvas_check of the case's correct theta, once per case (``_warped``: its CPU warp)."""
+    return warp.canvas_check(
+        _img,
+        np.array(case.matrix, dtype=np.float64),
+        case.dsize,
+        align_corners=case.align_corners,
+        mode=case.mode,
+        padding_mode=case.padding_mode,
+        warped=_warped,
     )
 
 
@@ -127,29 +133,14 @@ class WarpCase:
 
     def compare(self, img: np.ndarray) -> warp.WarpComparison:
         """The cached :func:`_compare` of ``img`` (the image this case's digest names)."""
-        return _compare(
-            img,
-            np.array(self.matrix, dtype=np.float64),
-            self.dsize,
-            self.align_corners,
-            self.mode,
-            self.padding_mode,
-            self.device,
-            self.notes,
-        )
-
-
-def image_digest(img: np.ndarray) -> str:
-    """A name for ``img``'s pixels, shape and dtype: the same sample or upload, the same name."""
-    header = f"{img.shape}{img.dtype}".encode()
-    return hashlib.sha256(header + np.ascontiguousarray(img).tobytes()).hexdigest()
+        return _compare(self, img)
 
 
 def warp_case(img, matrix, dsize, align_corners, mode, padding_mode, device, notes) -> WarpCase:
     """The :class:`WarpCase` of the page's current image and settings."""
     rows = tuple(tuple(float(v) for v in row) for row in np.asarray(matrix, dtype=np.float64))
     return WarpCase(
-        image_digest(img), rows, dsize, align_corners, mode, padding_mode, device, notes
+        digest(img), rows, dsize, align_corners, mode, padding_mode, device, notes
     )
 
 
@@ -568,16 +559,18 @@ has_interior = not math.isnan(e.mean_interior)
 with layout.figure:
     images_col, heat_col = st.columns([0.36, 0.64], gap="small")
     with images_col:
-        st.image(
+        show_image(
             result.reference,
+            (case, "reference"),
             caption="cv2.warpAffine",
             alt=_("The {w}×{h} output of cv2.warpAffine with the current M.").format(
                 w=dsize[0], h=dsize[1]
             ),
             width="stretch",
         )
-        st.image(
+        show_image(
             result.warped,
+            (case, "warped"),
             caption=_("F.grid_sample (notes' theta)") if notes else "F.grid_sample",
             alt=_(
                 "The {w}×{h} output of F.affine_grid + F.grid_sample with "
@@ -654,14 +647,10 @@ with layout.figure:
 # What the output size does, measured on this warp (the correct theta, on the CPU).
 with size_note:
     try:
-        check = warp.canvas_check(
+        check = _canvas_check(
+            dataclasses.replace(case, notes=False),
             img,
-            matrix,
-            dsize,
-            align_corners=align_corners,
-            mode=mode,
-            padding_mode=padding_mode,
-            warped=correct.warped if settings.device == "cpu" else None,
+            correct.warped if settings.device == "cpu" else None,
         )
     except ValueError as error:  # e.g. reflection too far outside at the input's own size
         st.caption(

@@ -78,13 +78,15 @@ def legible(fig: go.Figure, *, min_px: int = MIN_FONT_PX) -> go.Figure:
     return fig
 
 
-def png_data_uri(rgb: np.ndarray) -> str:
-    """An (H, W, 3), (H, W, 1) or (H, W) uint8 picture as a ``data:image/png;base64,...`` URI.
+def png_bytes(rgb: np.ndarray) -> bytes:
+    """An (H, W, 3), (H, W, 1) or (H, W) uint8 picture as PNG file bytes (lossless, fast
+    compression: these go to the browser once, not to the disk).
 
-    For ``go.Image(source=...)``: Plotly sends ``go.Image(z=...)`` pixels as JSON and the
-    browser paints them one by one (2.3 MB and most of a rerun's browser time for the flow
-    page's four panels); a PNG is a fraction of that and the browser decodes it natively.
-    Lossless, so a test can decode it back to the exact pixels.
+    For ``st.image(..., output_format="PNG")``: given an array, Streamlit encodes it again on
+    every run of every session (as a JPEG unless it has alpha).
+
+    Raises:
+        ValueError: for another dtype or shape.
     """
     pixels = np.asarray(rgb)
     if pixels.ndim == 3 and pixels.shape[2] == 1:
@@ -93,15 +95,28 @@ def png_data_uri(rgb: np.ndarray) -> str:
         pixels.ndim == 3 and pixels.shape[2] != 3
     ):
         raise ValueError(
-            f"png_data_uri needs an (H, W) or (H, W, 3) uint8 array, got {pixels.dtype} "
-            f"{pixels.shape}"
+            f"a PNG needs an (H, W) or (H, W, 3) uint8 array, got {pixels.dtype} {pixels.shape}"
         )
     bgr = pixels if pixels.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(pixels),
                                                        cv2.COLOR_RGB2BGR)
     ok, encoded = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 1])
     if not ok:  # pragma: no cover - OpenCV encodes any uint8 array of these shapes
         raise ValueError(f"OpenCV could not encode a {pixels.shape} picture as PNG")
-    return "data:image/png;base64," + base64.b64encode(encoded.tobytes()).decode("ascii")
+    return encoded.tobytes()
+
+
+def png_data_uri(rgb: np.ndarray) -> str:
+    """An (H, W, 3), (H, W, 1) or (H, W) uint8 picture as a ``data:image/png;base64,...`` URI.
+
+    For ``go.Image(source=...)``: Plotly sends ``go.Image(z=...)`` pixels as JSON and the
+    browser paints them one by one (2.3 MB and most of a rerun's browser time for the flow
+    page's four panels); a PNG is a fraction of that and the browser decodes it natively.
+    Lossless, so a test can decode it back to the exact pixels.
+
+    Raises:
+        ValueError: as :func:`png_bytes`.
+    """
+    return "data:image/png;base64," + base64.b64encode(png_bytes(rgb)).decode("ascii")
 
 
 def decode_data_uri(uri: str) -> np.ndarray:

@@ -1,0 +1,55 @@
+"""Pictures for ``st.image``, encoded once per process: every session gets the same PNG bytes.
+
+Given an array, ``st.image`` encodes it on every run of every session (a JPEG unless it has an
+alpha channel, and resized again when a ``width`` is smaller). A class of 50 opening a page
+paid that for every picture, 2-10 ms each on the server's one GIL. Pages name a picture by
+what determines it (an image digest, a warp case) and show the cached PNG bytes as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import cv2
+import numpy as np
+import streamlit as st
+
+from core.figure_style import png_bytes
+
+#: A shared PNG lives at most this long without being asked for again (a lesson's hour).
+SHARED_PNG_TTL_S = 3600
+
+
+def digest(pixels: np.ndarray) -> str:
+    """A name for ``pixels``' values, shape and dtype (SHA-256): equal pictures, equal names."""
+    header = f"{pixels.shape}{pixels.dtype}".encode()
+    return hashlib.sha256(header + np.ascontiguousarray(pixels).tobytes()).hexdigest()
+
+
+@st.cache_resource(show_spinner=False, max_entries=128, ttl=SHARED_PNG_TTL_S)
+def shared_png(key: tuple, max_width: int | None, _pixels: np.ndarray) -> bytes:
+    """PNG bytes of the (H, W[, 3]) uint8 ``_pixels`` that ``key`` names, scaled down to at
+    most ``max_width`` pixels wide (area averaging) first. ``_pixels`` is not hashed: two
+    sessions with the same key get the first one's picture, so the key must determine it."""
+    pixels = _pixels
+    height, width = pixels.shape[:2]
+    if max_width is not None and width > max_width:
+        size = (max_width, max(1, round(height * max_width / width)))
+        pixels = cv2.resize(np.ascontiguousarray(pixels), size, interpolation=cv2.INTER_AREA)
+    return png_bytes(pixels)
+
+
+def show_image(pixels: np.ndarray, key: tuple | None = None, *, where: Any = st,
+               **kwargs: Any) -> None:  # fmt: skip
+    """``where.image(pixels, **kwargs)`` from :func:`shared_png`: ``key`` names the picture
+    (default: its :func:`digest`), an integer ``width`` is also the PNG's width. Anything but
+    a uint8 picture goes to ``st.image`` as it is."""
+    pixels = np.asarray(pixels)
+    if pixels.dtype != np.uint8 or pixels.ndim not in (2, 3):
+        where.image(pixels, **kwargs)
+        return
+    width = kwargs.get("width")
+    max_width = width if isinstance(width, int) else None
+    png = shared_png(key if key is not None else (digest(pixels),), max_width, pixels)
+    where.image(png, output_format="PNG", **kwargs)
