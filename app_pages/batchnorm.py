@@ -292,6 +292,22 @@ def _norms_table(stream: bn.Stream, samples: int, groups: int, seed: int,
     }
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _torch_error(shape: tuple[int, ...]) -> str | None:
+    """What a real module in train() says about an input of ``shape`` (None: it runs), once
+    per shape for every session."""
+    return bn.torch_error_for(shape, training=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _anatomy(channels: int, dims: int, momentum: float | None, eps: float, affine: bool,
+             track: bool) -> bn.Anatomy:
+    """Parameters, buffers and state_dict keys of the module with these settings: names,
+    shapes, dtypes and its repr do not depend on the trained values, so sessions share it."""
+    return bn.module_anatomy(bn.make_module(channels, dims, momentum=momentum, eps=eps,
+                                            affine=affine, track_running_stats=track))
+
+
 settings = current_settings()
 
 layout = lesson_layout(
@@ -389,7 +405,7 @@ except ValueError as error:
 config = bn.SimConfig(stream=stream, batch_size=batch_size, spatial=spatial, momentum=momentum,
                       eps=eps, affine=affine, track_running_stats=track, seed=settings.seed)
 shape = config.shape
-torch_error = bn.torch_error_for(shape, training=True)  # the real module's answer
+torch_error = _torch_error(shape)  # the real module's answer
 
 # ------------------------------------------------------------------------------------------
 # Training controls and state
@@ -515,7 +531,7 @@ weight, bias = _affine(config)
 
 def _buffers_tab() -> None:
     """Parameters vs buffers of the live module."""
-    anatomy = bn.module_anatomy(module)
+    anatomy = _anatomy(channels, dims, momentum, eps, affine, track)
     st.code(anatomy.module_repr, language="text")
     b1, b2, b3 = st.columns(3)
     b1.markdown("**`named_parameters()`**")
@@ -923,8 +939,6 @@ with layout.details:
     # 2. Explanations tied to the live module
     # ------------------------------------------------------------------------------------------
     st.header(_("2. What is inside the module"), anchor=False)
-    module = bn.make_module(channels, dims, momentum=momentum, eps=eps, affine=affine,
-                            track_running_stats=track, state=history.state)
     # on_change="rerun": only the open tab runs and is drawn (lazy tabs), so a training step
     # does not redraw four explanations nobody is looking at.
     tab_buf, tab_upd, tab_var, tab_keras, tab_frozen = st.tabs(
