@@ -5,7 +5,8 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    STREAMLIT_SERVER_PORT=8501
 
 WORKDIR /app
 
@@ -25,13 +26,13 @@ USER app
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://localhost:%s/_stcore/health' % os.environ['STREAMLIT_SERVER_PORT'], timeout=4)"]
 
 # Production flags: no file watcher or rerun-on-save (nobody edits code in the container, and
 # the watcher costs CPU), headless, on all interfaces so a proxy or `docker run -p` reaches it.
+# The port is STREAMLIT_SERVER_PORT (8501; replicas behind nginx each have their own).
 CMD ["streamlit", "run", "app.py", \
      "--server.fileWatcherType", "none", \
      "--server.runOnSave", "false", \
      "--server.headless", "true", \
-     "--server.port", "8501", \
      "--server.address", "0.0.0.0"]

@@ -11,11 +11,16 @@ of the process that runs it. Every request of one browser (the page, static file
 ``/_stcore/stream``, ``/media/...``, ``/_stcore/upload_file/...``) must reach that process; on
 another replica an upload gets HTTP 400 ("Invalid session_id") and an image a 404.
 
-How, with open-source nginx (``sticky`` is nginx-plus only): the route is the ``tp_route``
-cookie, or this request's random ``$request_id`` when the browser has none yet. The upstream
-hashes the route consistently, and every response sets the cookie to the route it used, so the
-browser's next requests (its static files, its websocket) hash to the same replica. A route
-outlives page loads and sessions: a browser stays on its replica until it closes.
+How, with open-source nginx (``sticky`` is nginx-plus only): the ``tp_route`` cookie names a
+replica (``r1``, ``r2``, ...). A request that carries one goes to that replica's own upstream
+(the others are its backups, so a replica that is down hands its browsers on). A request
+without one, a browser's first, goes to the replica with the fewest open connections
+(``least_conn``; an open tab holds one websocket, so that is the replica with the fewest
+students). Every response sets the cookie to the replica that answered, read from the port in
+``$upstream_addr``, so the browser's next requests (static files, its websocket, uploads) stay
+there until the browser closes. Replicas therefore need distinct ports. Before, a random route
+was hashed onto the replicas: a class of 50 split like coin tosses (30 / 20 is common), and the
+busier replica set the pace (``benchmarks/classroom.py --replicas 2``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ ROUTE_COOKIE = "tp_route"
 # docker-compose.yml's services: one upstream entry per replica. nginx hashes among `server`
 # entries; the addresses behind one name (a service scaled with `deploy.replicas`) get round
 # robin, so such replicas would not be sticky (nginx/nginx#523).
-COMPOSE_UPSTREAMS = ["app1:8501", "app2:8501"]
+COMPOSE_UPSTREAMS = ["app1:8501", "app2:8502"]
 COMPOSE_LISTEN = 80
 COMPOSE_USER = "nginx"  # the official nginx image's worker user, owner of its temp folders
 TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -56,15 +61,23 @@ events {
 
 http {
 @files
-    # Lets a test (or an operator) check that each route stays on one replica.
-    log_format routed '$remote_addr "$request" $status route=$tp_route '
+    # Lets a test (or an operator) check that each browser stays on one replica.
+    log_format routed '$remote_addr "$request" $status route=$tp_answered '
                       'upstream=$upstream_addr upstream_status=$upstream_status';
     access_log @access_log routed;
 
-    # The route: the @cookie cookie when the browser has one, else this request's random id.
-    map $cookie_@cookie $tp_route {
-        ""      $request_id;
+    # The browser's replica, from its @cookie cookie; none (or an unknown one): the balancer.
+    map $cookie_@cookie $tp_upstream {
+        default tp_balance;
+@routes
+    }
+
+    # The replica that answered, by the port of the last address tried (a failed replica's
+    # address comes first): what the @cookie cookie is set to. Nothing proxied (nginx itself
+    # refused the request): the browser keeps the replica it had.
+    map $upstream_addr $tp_answered {
         default $cookie_@cookie;
+@answered
     }
 
     # Websockets: pass the upgrade on; plain requests go to the replica with "Connection: close".
@@ -73,13 +86,15 @@ http {
         ""      close;
     }
 
-    upstream streamlit {
-        # A route always hashes to the same replica; adding or removing a replica moves only the
-        # routes it owned. When a replica is down its routes move on, and the browser's
-        # reconnect starts a fresh session there (the old one is lost with its process).
-        hash $tp_route consistent;
+    # A browser's first request: the replica with the fewest open connections. The zone shares
+    # the counts between nginx's worker processes.
+    upstream tp_balance {
+        zone tp_balance 64k;
+        least_conn;
 @servers
     }
+
+@pinned
 
     server {
         listen @listen;
@@ -95,15 +110,15 @@ http {
         proxy_set_header X-Forwarded-Proto $scheme;
 
         # The browser keeps the route it was given; X-Upstream shows which replica answered.
-        add_header Set-Cookie "@cookie=$tp_route; Path=/; HttpOnly; SameSite=Lax" always;
+        add_header Set-Cookie "@cookie=$tp_answered; Path=/; HttpOnly; SameSite=Lax" always;
         add_header X-Upstream $upstream_addr always;
 
         location / {
-            proxy_pass http://streamlit;
+            proxy_pass http://$tp_upstream;
         }
 
         location /_stcore/stream {
-            proxy_pass http://streamlit;
+            proxy_pass http://$tp_upstream;
             # The websocket lives as long as the tab. A timeout would only force a reconnect,
             # but a quiet lesson page should not depend on Streamlit's pings to stay open.
             proxy_read_timeout 1h;
@@ -157,18 +172,47 @@ def render(
     """
     if not upstreams:
         raise ValueError("at least one upstream replica is needed")
+    ports = [_port(address) for address in upstreams]
+    if len(set(ports)) != len(ports):
+        # nginx tells the replica that answered by the port in $upstream_addr
+        raise ValueError(f"replicas need distinct ports, got {upstreams}")
     access_log = "/dev/stdout" if run_dir is None else f'"{run_dir / "access.log"}"'
     body_mb = (max_upload_mb() if upload_mb is None else upload_mb) + 1
+    names = [route_name(i) for i in range(len(upstreams))]
     text = TEMPLATE.substitute(
         main="\n".join(_main_block(run_dir, user)),
         files=_files_block(run_dir),
         access_log=access_log,
         cookie=ROUTE_COOKIE,
+        routes=_indent([f"{name} tp_{name};" for name in names], 2),
+        answered=_indent([f"~:{port}$ {name};" for port, name in zip(ports, names, strict=True)],
+                         2),
         servers=_indent([f"server {address};" for address in upstreams], 2),
+        pinned="\n\n".join(_pinned_upstream(name, i, upstreams) for i, name in enumerate(names)),
         listen=listen,
         body_size=f"{body_mb}m",
     )
     return text.replace("http {\n\n", "http {\n")  # no blank line where the files block is empty
+
+
+def route_name(index: int) -> str:
+    """The ``tp_route`` cookie value of replica ``index`` (0-based): ``r1``, ``r2``, ..."""
+    return f"r{index + 1}"
+
+
+def _port(address: str) -> str:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"a replica is host:port, got {address!r}")
+    return port
+
+
+def _pinned_upstream(name: str, index: int, upstreams: list[str]) -> str:
+    """Replica ``index``'s own upstream: it, then the others as backups when it is down (the
+    browser's reconnect then starts a fresh session there; the old one died with its process)."""
+    lines = [f"server {upstreams[index]};"]
+    lines += [f"server {address} backup;" for i, address in enumerate(upstreams) if i != index]
+    return f"    upstream tp_{name} {{\n{_indent(lines, 2)}\n    }}"
 
 
 def compose_config() -> str:

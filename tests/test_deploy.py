@@ -10,14 +10,22 @@ import re
 import tomllib
 from pathlib import Path
 
-from deploy.nginx_conf import COMPOSE_UPSTREAMS, ROUTE_COOKIE, compose_config, max_upload_mb
+import pytest
+
+from deploy.nginx_conf import (
+    COMPOSE_UPSTREAMS,
+    ROUTE_COOKIE,
+    compose_config,
+    max_upload_mb,
+    render,
+    route_name,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION_FLAGS = {
     "--server.fileWatcherType": "none",
     "--server.runOnSave": "false",
     "--server.headless": "true",
-    "--server.port": "8501",
     "--server.address": "0.0.0.0",
 }
 
@@ -59,7 +67,10 @@ def test_dockerfile_runs_as_a_non_root_user():
 
 def test_dockerfile_healthcheck_asks_streamlit_health():
     (healthcheck,) = arguments_of("HEALTHCHECK")
-    assert "http://localhost:8501/_stcore/health" in healthcheck
+    # the port Streamlit listens on (STREAMLIT_SERVER_PORT, 8501 unless a replica sets its own)
+    assert "http://localhost:%s/_stcore/health" in healthcheck
+    assert "os.environ['STREAMLIT_SERVER_PORT']" in healthcheck
+    assert "STREAMLIT_SERVER_PORT=8501" in " ".join(arguments_of("ENV"))
     # python-slim has no curl: the check must not depend on it.
     assert "curl" not in healthcheck and "urllib" in healthcheck
 
@@ -86,12 +97,31 @@ def test_checked_in_nginx_conf_is_the_rendered_one():
 def test_nginx_conf_pins_sessions_with_open_source_nginx():
     conf = compose_config()
     assert re.search(r"^\s*sticky\b", conf, re.M) is None, "`sticky` is nginx-plus only"
-    assert f"map $cookie_{ROUTE_COOKIE} $tp_route" in conf and '""      $request_id;' in conf
-    assert "hash $tp_route consistent;" in conf
-    assert f'add_header Set-Cookie "{ROUTE_COOKIE}=$tp_route; Path=/;' in conf
+    # a browser without a route: the replica with the fewest connections, counted across workers
+    balance = conf[conf.index("upstream tp_balance {") :]
+    balance = balance[: balance.index("}")]
+    assert "least_conn;" in balance and "zone tp_balance" in balance
+    assert f"map $cookie_{ROUTE_COOKIE} $tp_upstream" in conf
+    assert "proxy_pass http://$tp_upstream;" in conf and "proxy_pass http://streamlit" not in conf
+    assert f'add_header Set-Cookie "{ROUTE_COOKIE}=$tp_answered; Path=/;' in conf
     assert "add_header X-Upstream $upstream_addr always;" in conf
-    for upstream in COMPOSE_UPSTREAMS:
-        assert f"server {upstream};" in conf
+    for index, upstream in enumerate(COMPOSE_UPSTREAMS):
+        route = route_name(index)
+        port = upstream.rsplit(":", 1)[1]
+        assert f"{route} tp_{route};" in conf and f"~:{port}$ {route};" in conf
+        pinned = conf[conf.index(f"upstream tp_{route} {{") :]
+        pinned = pinned[: pinned.index("}")]
+        others = [u for u in COMPOSE_UPSTREAMS if u != upstream]
+        assert f"server {upstream};" in pinned
+        assert all(f"server {other} backup;" in pinned for other in others)  # when it is down
+
+
+def test_replicas_need_distinct_ports():
+    """nginx tells the replica that answered by its port: two on one port cannot be pinned."""
+    with pytest.raises(ValueError, match="distinct ports"):
+        render(["app1:8501", "app2:8501"], 80)
+    with pytest.raises(ValueError, match="host:port"):
+        render(["app1"], 80)
 
 
 def test_nginx_conf_upgrades_websockets_and_admits_the_upload_cap():
@@ -108,8 +138,13 @@ def test_nginx_conf_upgrades_websockets_and_admits_the_upload_cap():
 def test_compose_runs_the_rendered_upstreams_with_one_cookie_secret():
     compose = (ROOT / "deploy" / "docker-compose.yml").read_text()
     for upstream in COMPOSE_UPSTREAMS:
-        service = upstream.split(":")[0]
-        assert re.search(rf"^  {service}: \*replica$", compose, re.M), service
+        service, port = upstream.split(":")
+        if port == "8501":  # the image's port
+            assert re.search(rf"^  {service}: \*replica$", compose, re.M), service
+        else:
+            block = compose[compose.index(f"\n  {service}:\n") :]
+            block = block[: block.index("\n\n")]
+            assert "<<: *replica\n" in block and f'STREAMLIT_SERVER_PORT: "{port}"' in block
     assert "STREAMLIT_SERVER_COOKIE_SECRET: ${STREAMLIT_SERVER_COOKIE_SECRET:?" in compose
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in compose
 

@@ -5,9 +5,9 @@ replicas and with its pid, logs and temp folders in a tmp folder. Browser contex
 student) open lesson pages through it; each must see every response, its websockets and an
 upload come from one replica, and both replicas must serve some students.
 
-Which replica a route cookie lands on depends on the replicas' addresses (random ports), so the
-test asks nginx first: it probes route values until it has some for each replica and gives those
-to half of the students. The others arrive without a cookie, as a real browser does.
+A route cookie names a replica (``r1``, ``r2``: the order the config lists them). Half of the
+students arrive with one, checked first by asking nginx; the others arrive without a cookie, as
+a real browser does, and nginx sends them to the replica with the fewest open connections.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.nginx_conf import ROUTE_COOKIE, render
+from deploy.nginx_conf import ROUTE_COOKIE, render, route_name
 from tests.e2e.conftest import (
     ARTIFACTS,
     StreamlitServer,
@@ -44,9 +44,9 @@ pytestmark = pytest.mark.e2e
 
 # Any value will do as long as every replica has the same one (STREAMLIT_SERVER_COOKIE_SECRET).
 COOKIE_SECRET = "torch-playground-replica-test-secret"
-PINNED_PER_REPLICA = 3  # students whose route cookie was chosen to land on a given replica
-FRESH_STUDENTS = 2  # students without a cookie: nginx picks their route
-ROUTE_PROBES = 200  # a replica owning < 3 of 200 hashed routes would be a broken hash ring
+PINNED_PER_REPLICA = 3  # students whose route cookie names a given replica
+FRESH_STUDENTS = 2  # students without a cookie: nginx picks their replica
+FRESH_REQUESTS = 10  # cookie-less requests one after another: least_conn alternates ties
 PAGES_VISITED = ("indexing", "home")
 NGINX_START_TIMEOUT_S = 30
 ACCESS_LOG_TIMEOUT_S = 30
@@ -88,12 +88,20 @@ class Proxy:
         return path.read_text(errors="replace") if path.exists() else ""
 
 
-def upstream_for(proxy_url: str, route: str | None = None) -> str:
-    """The X-Upstream of a health request through nginx, sent with ``route`` as the cookie."""
+def answer_for(proxy_url: str, route: str | None = None) -> tuple[str, str | None]:
+    """The X-Upstream of a health request through nginx sent with ``route`` as the cookie, and
+    the route cookie the response sets."""
     headers = {"Cookie": f"{ROUTE_COOKIE}={route}"} if route else {}
     request = urllib.request.Request(f"{proxy_url}/_stcore/health", headers=headers)
     with urllib.request.urlopen(request, timeout=5) as response:
-        return response.headers["X-Upstream"]
+        cookies = response.headers.get_all("Set-Cookie") or []
+        routes = [m[1] for m in (re.match(rf"{ROUTE_COOKIE}=([^;]*);", c) for c in cookies) if m]
+        return response.headers["X-Upstream"], routes[0] if routes else None
+
+
+def upstream_for(proxy_url: str, route: str | None = None) -> str:
+    """The X-Upstream of a health request through nginx, sent with ``route`` as the cookie."""
+    return answer_for(proxy_url, route)[0]
 
 
 def _wait_for_proxy(proxy: Proxy) -> None:
@@ -164,17 +172,13 @@ def proxy(replicas, tmp_path_factory) -> Iterator[Proxy]:
 
 
 def routes_by_replica(proxy_url: str, upstreams: list[str]) -> dict[str, list[str]]:
-    """PINNED_PER_REPLICA route values that nginx hashes onto each replica (asked, not guessed)."""
-    chosen: dict[str, list[str]] = {upstream: [] for upstream in upstreams}
-    for n in range(ROUTE_PROBES):
-        route = f"student-{n:03d}"
-        owner = upstream_for(proxy_url, route)
-        assert owner in chosen, f"route {route} answered by {owner!r}, not one of {upstreams}"
-        if len(chosen[owner]) < PINNED_PER_REPLICA:
-            chosen[owner].append(route)
-        if all(len(routes) == PINNED_PER_REPLICA for routes in chosen.values()):
-            return chosen
-    pytest.fail(f"{ROUTE_PROBES} routes did not reach both replicas: {chosen}")
+    """PINNED_PER_REPLICA students' route cookies per replica, each checked with nginx."""
+    chosen: dict[str, list[str]] = {}
+    for index, upstream in enumerate(upstreams):
+        route = route_name(index)
+        assert answer_for(proxy_url, route) == (upstream, route), route
+        chosen[upstream] = [route] * PINNED_PER_REPLICA
+    return chosen
 
 
 @dataclass
@@ -300,3 +304,17 @@ def test_a_class_through_nginx_stays_on_its_replicas(browser, replicas, proxy, t
         lines = by_route.get(student.route, [])
         assert len(websocket_lines(lines)) >= len(PAGES_VISITED), f"{student.route}: {lines}"
         assert {m["upstream"] for m in lines} == student.upstreams_seen(), student.route
+
+
+def test_browsers_without_a_route_are_spread_evenly(replicas, proxy):
+    """A class arriving at once is split evenly, not by coin tosses: with nothing open, nginx's
+    least_conn takes the replicas in turn, and each response names the replica that answered.
+    A route nginx does not know is treated as none."""
+    upstreams = [address(server) for server in replicas]
+    answers = [answer_for(proxy.url) for _ in range(FRESH_REQUESTS)]
+    answers.append(answer_for(proxy.url, "no-such-replica"))
+    counts = {upstream: 0 for upstream in upstreams}
+    for upstream, route in answers:
+        counts[upstream] += 1
+        assert route == route_name(upstreams.index(upstream)), (upstream, route)
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
