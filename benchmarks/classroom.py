@@ -8,7 +8,9 @@ and speaks the browser's protocol with no browser: a websocket to ``/_stcore/str
 ``rerun_script`` BackMsg whose ``page_name`` is the page's URL path, then ForwardMsgs until
 ``script_finished``. For each page it prints:
 
-- one session alone, three times: the median time from the request to the end of the script;
+- one session alone, three times: the first view's time (the page's shared work computed, when
+  the server had not served it yet) and the median time from the request to the end of the
+  script;
 - ``--sessions`` sessions sending the same request at the same moment: p50 / p95 / max time to
   the end of the script and p95 time to the first element, errors, the ratio p95(N) / p50(1),
   the slowest ``/_stcore/health`` answer during the burst, the server's CPU-seconds per view, this
@@ -23,7 +25,9 @@ the server's CPU-milliseconds per fragment rerun.
 
 ``--replicas K`` (default 2; 1 skips it) then starts K fresh replicas behind Debian's nginx
 (the config ``deploy/nginx_conf.py`` renders) and prints, per page, the throughput of the same
-burst sent to one replica directly and through nginx to all K, with their ratio and errors.
+burst sent to one replica directly and through nginx to all K, with their ratio and errors,
+the cores the one replica kept busy (its CPU-seconds over the burst's time) and the ceiling
+that leaves: min(K, CPUs / those cores), before the client and nginx take their share.
 
 ``--soak N`` then reruns the warp page N times on one session and prints RSS after a 50-rerun
 warm-up and at the end. Timings are printed, never asserted: they depend on the machine and its
@@ -165,6 +169,9 @@ async def measure_page(base: str, pid: int | None, slug: str, sessions: int) -> 
     page_name = "" if slug == "home" else slug
     alone = [await one_view(ws_url, page_name) for _ in range(3)]
     alone_s = statistics.median(v.end_s for v in alone if v.end_s is not None)
+    # The first view computes what the page shares (its caches were empty, unless --url
+    # pointed at a server that served it already); the next two get it from the caches.
+    first_s = alone[0].end_s if alone[0].end_s is not None else float("nan")
     cpu0 = _cpu_seconds(pid) if pid else None
     client0 = time.process_time()
     with Watch(base, pid) as watch:
@@ -177,10 +184,11 @@ async def measure_page(base: str, pid: int | None, slug: str, sessions: int) -> 
     rss = f"{watch.rss_peak_mb:.0f}" if pid else "-"
     if not ends:
         dashes = " - |" * 9
-        return f"| {slug} | {alone_s:.2f} |{dashes} {len(errors)}: {errors[0]} |"
+        return f"| {slug} | {first_s:.2f} | {alone_s:.2f} |{dashes} {len(errors)}: {errors[0]} |"
     p95 = _pct(ends, 0.95)
     return (
-        f"| {slug} | {alone_s:.2f} | {_pct(ends, 0.5):.2f} | {p95:.2f} | {max(ends):.2f} | "
+        f"| {slug} | {first_s:.2f} | {alone_s:.2f} | {_pct(ends, 0.5):.2f} | {p95:.2f} | "
+        f"{max(ends):.2f} | "
         f"{_pct(firsts, 0.95):.2f} | {p95 / alone_s:.1f} | {watch.health_max_s:.2f} | {cpu} | "
         f"{client_cpu:.1f} | {rss} | {len(errors)}{': ' + errors[0] if errors else ''} |"
     )
@@ -373,16 +381,23 @@ async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
         proxy = start_nginx([address(s) for s in servers], Path(tempfile.mkdtemp()))
         print(f"\n## Throughput: {sessions} sessions at once, one replica vs {count} behind "
               "nginx (views per second until the last view finished)")
-        print(f"| page | 1 replica (views/s) | {count} replicas (views/s) | ratio | errors |")
-        print("|---|---|---|---|---|")
+        # One replica's cores: its CPU-seconds over the burst's time (its own threads, the event
+        # loop's I/O and OpenMP let it use more than one). The ceiling: what {count} replicas could
+        # reach on this machine's cores if nothing else ran (the client and nginx do).
+        print(f"| page | 1 replica (views/s) | 1 replica's cores | ceiling | {count} replicas "
+              "(views/s) | ratio | errors |")
+        print("|---|---|---|---|---|---|---|")
         for slug in slugs:
             page_name = "" if slug == "home" else slug
             for server in servers:  # warm every replica: imports, models, shared caches
                 await _burst(server.url, page_name, 2)
+            cpu0 = _cpu_seconds(servers[0].process.pid)
             one_s, one_errors = await _burst(servers[0].url, page_name, sessions)
+            cores = (_cpu_seconds(servers[0].process.pid) - cpu0) / one_s
             many_s, many_errors = await _burst(proxy.url, page_name, sessions)
             errors = one_errors + many_errors
-            print(f"| {slug} | {sessions / one_s:.1f} | {sessions / many_s:.1f} | "
+            print(f"| {slug} | {sessions / one_s:.1f} | {cores:.2f} | "
+                  f"{min(count, os.cpu_count() / cores):.2f} | {sessions / many_s:.1f} | "
                   f"{one_s / many_s:.2f} | {len(errors)}{': ' + errors[0] if errors else ''} |",
                   flush=True)  # fmt: skip
     finally:
@@ -400,10 +415,10 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"server {base}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
     try:
         print(f"\n## {args.sessions} sessions opening the same page at once")
-        print("| page | alone p50 (s) | p50 (s) | p95 (s) | max (s) | first element p95 (s) | "
-              "p95 / alone | health max (s) | server CPU-s per view | client CPU-s | "
-              "RSS peak (MB) | errors |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| page | first view, cold (s) | alone p50 (s) | p50 (s) | p95 (s) | max (s) | "
+              "first element p95 (s) | p95 / alone | health max (s) | server CPU-s per view | "
+              "client CPU-s | RSS peak (MB) | errors |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for slug in slugs:
             print(await measure_page(base, pid, slug, args.sessions), flush=True)
         if args.live_seconds > 0:
