@@ -20,6 +20,7 @@ from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
+from ui.tables import show_table
 
 #: The "Steps trained" control: the training history shown is this many steps (in the URL,
 #: so a link opens on the same trained layer). Train, Step and Reset change it.
@@ -535,15 +536,15 @@ def _buffers_tab() -> None:
     st.code(anatomy.module_repr, language="text")
     b1, b2, b3 = st.columns(3)
     b1.markdown("**`named_parameters()`**")
-    b1.table({_("name"): [p[0] for p in anatomy.parameters] or [_("(none)")],
-              _("shape"): [str(p[1]) for p in anatomy.parameters] or [""],
-              "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]})
+    show_table({_("name"): [p[0] for p in anatomy.parameters] or [_("(none)")],
+                _("shape"): [str(p[1]) for p in anatomy.parameters] or [""],
+                "requires_grad": [str(p[2]) for p in anatomy.parameters] or [""]}, where=b1)
     b2.markdown("**`named_buffers()`**")
-    b2.table({_("name"): [b[0] for b in anatomy.buffers] or [_("(none)")],
-              _("shape"): [str(b[1]) for b in anatomy.buffers] or [""],
-              "dtype": [b[2] for b in anatomy.buffers] or [""]})
+    show_table({_("name"): [b[0] for b in anatomy.buffers] or [_("(none)")],
+                _("shape"): [str(b[1]) for b in anatomy.buffers] or [""],
+                "dtype": [b[2] for b in anatomy.buffers] or [""]}, where=b2)
     b3.markdown("**`state_dict().keys()`**")
-    b3.table({_("key"): list(anatomy.state_dict_keys) or [_("(empty)")]})
+    show_table({_("key"): list(anatomy.state_dict_keys) or [_("(empty)")]}, where=b3)
     if affine:
         receives = _("An optimizer built with `torch.optim.SGD(bn.parameters(), lr=...)` "
                      "receives **{n}** tensors (weight, bias).")
@@ -983,7 +984,7 @@ with layout.details:
                  "the same number and colour share one mean and variance. All four always pool H "
                  "and W. GroupNorm with G = 1 equals LayerNorm, with G = C it equals "
                  "InstanceNorm."))
-    st.table(_norms_table(stream, demo_n, groups, settings.seed, current_language()))
+    show_table(_norms_table(stream, demo_n, groups, settings.seed, current_language()))
     st.caption(_("Live input: {shape} drawn from the "
                  "stream above (batch 0). Only BatchNorm mixes samples, which is why only "
                  "BatchNorm has running statistics and a train/eval difference.").format(

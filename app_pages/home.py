@@ -16,6 +16,7 @@ from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.registry import LESSONS, available_lessons
 from ui.settings import current_settings
+from ui.tables import show_table
 from ui.turns import take_turn
 
 
@@ -90,7 +91,7 @@ table = pd.DataFrame(
 )
 # A static table, so the notes wrap instead of being cut at the cell's edge (st.dataframe
 # truncates every cell to one line).
-st.table(
+show_table(
     table, hide_index=True, alt=_("This process's versions, devices and settings, with notes.")
 )
 st.caption(

@@ -21,6 +21,7 @@ from ui.links import BOUND, reject_unusable_link_value
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
+from ui.tables import show_table
 
 K = "indexing"
 OPS = ["gather", "scatter"]
@@ -656,7 +657,7 @@ def pitfalls_tab() -> None:
     n = p2.slider(_("n (size)"), 2, 6, value=4, key=f"{K}.pitfall_n", **BOUND)
     demo = ix.run_pitfall(int(number), seed=settings.seed, n=int(n))
     st.markdown(tr(demo.lesson))
-    st.table(
+    show_table(
         pd.DataFrame(
             [(tr(label), tr(text)) for label, text in demo.lines],
             columns=[_("expression"), _("what torch gave")],
@@ -702,7 +703,7 @@ with case_box:
         if gm is not None:
             label = _("Group means: scatter_add sums / torch.unique counts")
             with st.expander(label, expanded=True):
-                st.table(
+                show_table(
                     pd.DataFrame(
                         {
                             _("group"): list(range(len(gm.sums))),

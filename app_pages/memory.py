@@ -55,6 +55,7 @@ from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
+from ui.tables import show_table
 from ui.visibility import tab_hidden
 
 HISTORY_MAX = 5000
@@ -586,7 +587,7 @@ with layout.details:
                 backend=tr(run.backend_label)
             )
         )
-        st.table(
+        show_table(
             pd.DataFrame([{_(k): trx(v) for k, v in row.items()} for row in run.rows()]),
             hide_index=True,
             border="horizontal",
@@ -659,7 +660,7 @@ def _allocator_rule_tab() -> None:
         ).format(ref=cite("000:4"))
     )
     english = current_language() == "en"
-    st.table(
+    show_table(
         pd.DataFrame(
             [
                 {
@@ -857,7 +858,7 @@ def _cudnn_error_tab() -> None:
             "convolution workspace. The workspace request is where memory runs out:"
         )
     )
-    st.table(
+    show_table(
         pd.DataFrame(
             [
                 {
