@@ -114,3 +114,11 @@ def test_star_args_stay_in_the_key():
         return go.Figure(go.Bar(y=list(heights)))
 
     assert bars(1, 2) is not bars(1, 3)
+
+
+def test_a_shared_figure_hands_out_one_dict():
+    """st.plotly_chart asks every session's figure for to_dict(), a deep copy each time: the
+    shared figure makes it once, equal to plotly's own."""
+    fig = _line(6, "e")
+    assert fig.to_dict() is fig.to_dict()
+    assert fig.to_dict() == go.Figure.to_dict(fig)
