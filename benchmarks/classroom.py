@@ -26,8 +26,9 @@ the server's CPU-milliseconds per fragment rerun.
 ``--replicas K`` (default 2; 1 skips it) then starts K fresh replicas behind Debian's nginx
 (the config ``deploy/nginx_conf.py`` renders) and prints, per page, the throughput of the same
 burst sent to one replica directly and through nginx to all K, with their ratio and errors,
-the cores the one replica kept busy (its CPU-seconds over the burst's time) and the ceiling
-that leaves: min(K, CPUs / those cores), before the client and nginx take their share.
+the cores the one replica kept busy (its CPU-seconds over the burst's time), the ceiling that
+leaves (min(K, CPUs / those cores)) and the cores this client and nginx took from the replicas
+during the burst through nginx (they share the machine).
 
 ``--soak N`` then reruns the warp page N times on one session and prints RSS after a 50-rerun
 warm-up and at the end. Timings are printed, never asserted: they depend on the machine and its
@@ -116,6 +117,19 @@ async def one_view(ws_url: str, page_name: str) -> View:
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU-seconds of ``pid`` and its direct children (nginx's master and its workers)."""
+    total = _cpu_seconds(pid)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while we looked
+            continue
+        if int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _rss_mb(pid: int) -> float:
@@ -384,9 +398,11 @@ async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
         # One replica's cores: its CPU-seconds over the burst's time (its own threads, the event
         # loop's I/O and OpenMP let it use more than one). The ceiling: what {count} replicas could
         # reach on this machine's cores if nothing else ran (the client and nginx do).
-        print(f"| page | 1 replica (views/s) | 1 replica's cores | ceiling | {count} replicas "
-              "(views/s) | ratio | errors |")
-        print("|---|---|---|---|---|---|---|")
+        # Client and nginx: the cores this benchmark and nginx took during the burst through
+        # nginx, which the replicas could not use.
+        print(f"| page | 1 replica (views/s) | 1 replica's cores | ceiling | client + nginx "
+              f"cores | {count} replicas (views/s) | ratio | errors |")
+        print("|---|---|---|---|---|---|---|---|")
         for slug in slugs:
             page_name = "" if slug == "home" else slug
             for server in servers:  # warm every replica: imports, models, shared caches
@@ -394,12 +410,15 @@ async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
             cpu0 = _cpu_seconds(servers[0].process.pid)
             one_s, one_errors = await _burst(servers[0].url, page_name, sessions)
             cores = (_cpu_seconds(servers[0].process.pid) - cpu0) / one_s
+            nginx0, client0 = _tree_cpu_seconds(proxy.process.pid), time.process_time()
             many_s, many_errors = await _burst(proxy.url, page_name, sessions)
+            others = (_tree_cpu_seconds(proxy.process.pid) - nginx0
+                      + time.process_time() - client0) / many_s  # fmt: skip
             errors = one_errors + many_errors
             print(f"| {slug} | {sessions / one_s:.1f} | {cores:.2f} | "
-                  f"{min(count, os.cpu_count() / cores):.2f} | {sessions / many_s:.1f} | "
-                  f"{one_s / many_s:.2f} | {len(errors)}{': ' + errors[0] if errors else ''} |",
-                  flush=True)  # fmt: skip
+                  f"{min(count, os.cpu_count() / cores):.2f} | {others:.2f} | "
+                  f"{sessions / many_s:.1f} | {one_s / many_s:.2f} | "
+                  f"{len(errors)}{': ' + errors[0] if errors else ''} |", flush=True)  # fmt: skip
     finally:
         if proxy is not None:
             stop_nginx(proxy)
