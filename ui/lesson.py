@@ -56,9 +56,11 @@ def lesson_layout(
     )
 
 
-def lazy_expander(label: str, *, key: str) -> DeltaGenerator | None:
+def lazy_expander(label: str, *, key: str, **values: object) -> DeltaGenerator | None:
     """A collapsed ``st.expander`` whose content runs only while it is open: the expander when
     open (draw into it), ``None`` when closed. Opening or closing it reruns the page. For
-    sections most visitors never open: a class of 50 arriving does not build them 50 times."""
-    box = st.expander(_(label), key=key, on_change="rerun")
+    sections most visitors never open: a class of 50 arriving does not build them 50 times.
+    ``label`` is an English msgid, translated, then formatted with ``values``."""
+    box = st.expander(_(label).format(**values) if values else _(label), key=key,
+                      on_change="rerun")  # fmt: skip
     return box if box.open else None

@@ -424,8 +424,10 @@ def test_rotated_half_still_a_window(page):
     assert "top-left crop" not in caption  # not the identity
 
 
-def test_notes_callout_on_size(page):
+def test_notes_callout_on_size_is_drawn_when_opened(page):
     at = page
+    assert not any("notes 000:18" in m.value for m in at.markdown)  # collapsed: not built
+    at = conftest.open_expanders(at, "warp.size_notes_box")
     texts = " ".join(t.value for t in at.text)
     assert "size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize" in texts
     assert "the 4x4 output IS the top-left crop img[:4, :4]" in texts
@@ -699,6 +701,7 @@ def test_chinese_page_translates_labels_but_keeps_values():
     assert at.toggle(key="warp.notes").label == "笔记的 theta"
     assert {"内部最大 |Δ|", "内部平均 |Δ|"} <= {m.label for m in at.metric}
     assert any("size 是输出网格的分辨率" in c.value for c in at.caption)
+    at = conftest.open_expanders(at, "warp.size_notes_box")  # the notes, drawn when opened
     texts = " ".join(t.value for t in at.text)
     assert "4x4 的输出就是左上角的裁剪 img[:4, :4]" in texts
 
