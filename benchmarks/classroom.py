@@ -25,7 +25,8 @@ the server's CPU-milliseconds per fragment rerun.
 
 ``--replicas K`` (default 2; 1 skips it) then starts K fresh replicas behind Debian's nginx
 (the config ``deploy/nginx_conf.py`` renders) and prints, per page, the throughput of the same
-burst sent to one replica directly and through nginx to all K, with their ratio and errors,
+burst sent to one replica directly and through nginx to all K (medians of three bursts each,
+alternated), with their ratio and errors,
 the cores the one replica kept busy (its CPU-seconds over the burst's time), the ceiling that
 leaves (min(K, CPUs / those cores)) and the cores this client and nginx took from the replicas
 during the burst through nginx (they share the machine).
@@ -63,6 +64,9 @@ DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
 RERUN_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
 FRAGMENT_DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY")
 VIEW_TIMEOUT_S = 300.0
+#: Bursts per side in the replica comparison (medians): one burst lasts about a second, and
+#: single bursts gave ratios from 1.4 to 2.0 for the same page in one evening.
+REPLICA_REPEATS = 3
 
 
 @dataclass
@@ -394,7 +398,8 @@ async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
     try:
         proxy = start_nginx([address(s) for s in servers], Path(tempfile.mkdtemp()))
         print(f"\n## Throughput: {sessions} sessions at once, one replica vs {count} behind "
-              "nginx (views per second until the last view finished)")
+              "nginx (views per second until the last view finished; medians of "
+              f"{REPLICA_REPEATS} bursts each)")
         # One replica's cores: its CPU-seconds over the burst's time (its own threads, the event
         # loop's I/O and OpenMP let it use more than one). The ceiling: what {count} replicas could
         # reach on this machine's cores if nothing else ran (the client and nginx do).
@@ -407,14 +412,20 @@ async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
             page_name = "" if slug == "home" else slug
             for server in servers:  # warm every replica: imports, models, shared caches
                 await _burst(server.url, page_name, 2)
-            cpu0 = _cpu_seconds(servers[0].process.pid)
-            one_s, one_errors = await _burst(servers[0].url, page_name, sessions)
-            cores = (_cpu_seconds(servers[0].process.pid) - cpu0) / one_s
-            nginx0, client0 = _tree_cpu_seconds(proxy.process.pid), time.process_time()
-            many_s, many_errors = await _burst(proxy.url, page_name, sessions)
-            others = (_tree_cpu_seconds(proxy.process.pid) - nginx0
-                      + time.process_time() - client0) / many_s  # fmt: skip
-            errors = one_errors + many_errors
+            ones, manys, cores, others, errors = [], [], [], [], []
+            for _ in range(REPLICA_REPEATS):  # alternated, so a slow moment hits both sides
+                cpu0 = _cpu_seconds(servers[0].process.pid)
+                one_s, one_errors = await _burst(servers[0].url, page_name, sessions)
+                cores.append((_cpu_seconds(servers[0].process.pid) - cpu0) / one_s)
+                nginx0, client0 = _tree_cpu_seconds(proxy.process.pid), time.process_time()
+                many_s, many_errors = await _burst(proxy.url, page_name, sessions)
+                others.append((_tree_cpu_seconds(proxy.process.pid) - nginx0
+                               + time.process_time() - client0) / many_s)  # fmt: skip
+                ones.append(one_s)
+                manys.append(many_s)
+                errors += one_errors + many_errors
+            one_s, many_s = statistics.median(ones), statistics.median(manys)
+            cores, others = statistics.median(cores), statistics.median(others)
             print(f"| {slug} | {sessions / one_s:.1f} | {cores:.2f} | "
                   f"{min(count, os.cpu_count() / cores):.2f} | {others:.2f} | "
                   f"{sessions / many_s:.1f} | {one_s / many_s:.2f} | "
