@@ -78,9 +78,10 @@ def legible(fig: go.Figure, *, min_px: int = MIN_FONT_PX) -> go.Figure:
     return fig
 
 
-def png_bytes(rgb: np.ndarray) -> bytes:
-    """An (H, W, 3), (H, W, 1) or (H, W) uint8 picture as PNG file bytes (lossless, fast
-    compression: these go to the browser once, not to the disk).
+def png_bytes(rgb: np.ndarray, *, fast: bool = True) -> bytes:
+    """An (H, W, 3), (H, W, 1) or (H, W) uint8 picture as PNG file bytes (lossless). ``fast``:
+    the fastest compression, for pictures that go to the browser once; ``False``: OpenCV's
+    default, smaller, for files people download.
 
     For ``st.image(..., output_format="PNG")``: given an array, Streamlit encodes it again on
     every run of every session (as a JPEG unless it has alpha).
@@ -99,7 +100,7 @@ def png_bytes(rgb: np.ndarray) -> bytes:
         )
     bgr = pixels if pixels.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(pixels),
                                                        cv2.COLOR_RGB2BGR)
-    ok, encoded = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+    ok, encoded = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 1] if fast else [])
     if not ok:  # pragma: no cover - OpenCV encodes any uint8 array of these shapes
         raise ValueError(f"OpenCV could not encode a {pixels.shape} picture as PNG")
     return encoded.tobytes()

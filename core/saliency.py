@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core import figure_style
 from core.notes import NotesCallout, NotesRef, run_live
 from core.text import N_, T
 
@@ -895,15 +896,13 @@ def mass_above_percentile(saliency: torch.Tensor | np.ndarray, percentile: float
 
 
 def png_bytes(image: np.ndarray) -> bytes:
-    """(H, W) or (H, W, 3) RGB uint8 -> PNG file bytes (for download buttons)."""
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
-        raise ValueError("png_bytes needs a uint8 numpy array")
-    if image.ndim == 3:
-        image = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
-    ok, buf = cv2.imencode(".png", image)
-    if not ok:  # pragma: no cover - cv2 encodes any uint8 array
-        raise ValueError("PNG encoding failed")
-    return buf.tobytes()
+    """(H, W) or (H, W, 3) RGB uint8 -> PNG file bytes (for download buttons): OpenCV's default
+    compression, through :func:`core.figure_style.png_bytes`.
+
+    Raises:
+        ValueError: for another dtype or shape.
+    """
+    return figure_style.png_bytes(image, fast=False)
 
 
 # --------------------------------------------------------------------------------------------
