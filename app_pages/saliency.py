@@ -20,6 +20,7 @@ from ui.charts import show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, tr, translator
 from ui.image_input import image_input
+from ui.images import digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
@@ -221,11 +222,10 @@ class _Pictures:
     st.image and the download buttons as they are)."""
 
     comparison: S.ScalingComparison
-    saliency_u8: np.ndarray  # (S, S) uint8: the notes' scaling or the app's
-    notes_scaled: bool  # saliency_u8 is the notes' scaling
+    notes_scaled: bool  # the map is the notes' scaling (else the app's)
     share: float  # of the total saliency at or above the percentile
-    map_png: bytes  # saliency_u8 in grey (download)
-    heat_png: bytes  # saliency_u8 through the colormap
+    map_png: bytes  # the (S, S) uint8 map in grey (download)
+    heat_png: bytes  # the map through the colormap
     overlay_png: bytes
     app_png: bytes  # the app's scaling, coloured
     notes_png: bytes | None  # the notes' scaling, coloured (None: undefined on a flat map)
@@ -246,7 +246,6 @@ def _make_pictures(
         notes_png = S.png_bytes(S.colorize(comparison.notes, colormap))
     return _Pictures(
         comparison=comparison,
-        saliency_u8=saliency_u8,
         notes_scaled=notes_scaled,
         share=S.mass_above_percentile(saliency, percentile),
         map_png=S.png_bytes(saliency_u8),
@@ -473,17 +472,15 @@ image, notice = M.ensure_min_side(image)
 if notice:
     layout.controls.warning(tr(notice), icon=":material/zoom_in:")
 
-image_digest = hashlib.sha256(image.tobytes() + str(image.shape).encode()).hexdigest()
+image_digest = digest(image)
 model_key = f"{loaded.source} · {loaded.device}"
 shared = source == MODEL_SOURCES[0]  # an uploaded model's name is not a safe shared key
 try:
     if shared:
         x, view = _shared_model_input(model_key, image_digest, loaded, image)
-    else:
-        x, view = _model_input(loaded, image)
-    if shared:
         top5, num_classes = _shared_classification(model_key, image_digest, loaded, x)
     else:
+        x, view = _model_input(loaded, image)
         top5, num_classes = _classify(loaded, x)
 except (ValueError, RuntimeError) as error:
     _fail(

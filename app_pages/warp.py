@@ -84,29 +84,14 @@ def _compare(case: WarpCase, _img: np.ndarray) -> warp.WarpComparison:
     and forth, a class of students on the same defaults). ``_img`` is not hashed: the case's
     digest names it (hashing the pixels on every run cost more than the rest of the lookup)."""
     return warp.compare_warps(
-        _img,
-        np.array(case.matrix, dtype=np.float64),
-        case.dsize,
-        align_corners=case.align_corners,
-        mode=case.mode,
-        padding_mode=case.padding_mode,
-        device=case.device,
-        notes=case.notes,
+        _img, case.affine, case.dsize, **case.sampling, device=case.device, notes=case.notes
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _canvas_check(case: WarpCase, _img: np.ndarray, _warped: np.ndarray | None) -> warp.CanvasCheck:
     """canvas_check of the case's correct theta, once per case (``_warped``: its CPU warp)."""
-    return warp.canvas_check(
-        _img,
-        np.array(case.matrix, dtype=np.float64),
-        case.dsize,
-        align_corners=case.align_corners,
-        mode=case.mode,
-        padding_mode=case.padding_mode,
-        warped=_warped,
-    )
+    return warp.canvas_check(_img, case.affine, case.dsize, **case.sampling, warped=_warped)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +110,17 @@ class WarpCase:
     padding_mode: str
     device: str
     notes: bool
+
+    @property
+    def affine(self) -> np.ndarray:
+        """The (2, 3) float64 matrix M."""
+        return np.array(self.matrix, dtype=np.float64)
+
+    @property
+    def sampling(self) -> dict[str, bool | str]:
+        """``align_corners``, ``mode`` and ``padding_mode``, as core.warp's keyword arguments."""
+        return {"align_corners": self.align_corners, "mode": self.mode,
+                "padding_mode": self.padding_mode}  # fmt: skip
 
     @property
     def profile_row(self) -> int:
