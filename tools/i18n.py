@@ -32,7 +32,7 @@ LANGUAGES = ("zh_CN",)
 DOMAINS: dict[str, tuple[str, ...]] = {
     "app": (
         "app.py", "app_pages/home.py", "ui/charts.py", "ui/code.py", "ui/i18n.py",
-        "ui/image_input.py", "ui/lesson.py", "ui/links.py", "ui/notes_callout.py",
+        "ui/heavy.py", "ui/image_input.py", "ui/lesson.py", "ui/links.py", "ui/notes_callout.py",
         "ui/registry.py", "ui/settings.py", "core/environment.py", "core/images.py",
         "core/lesson_links.py", "core/notes.py", "core/seeding.py",
     ),
