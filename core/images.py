@@ -10,7 +10,9 @@ Everything happens in memory: uploads are never written to disk.
 from __future__ import annotations
 
 import io
+import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +23,12 @@ from PIL import Image, ImageOps
 from core.text import T
 
 DEFAULT_MAX_SIDE = 2048
-# 16 k x 10 k: far beyond any photo a learner uploads, far below what would exhaust memory
-# (a 30000 x 30000 RGB image would need 2.7 GB before any processing).
-DEFAULT_MAX_PIXELS = 160_000_000
+# 25 Mpx (e.g. 6000 x 4000, a high-end phone or camera photo): every photo a learner uploads
+# fits, and decoding one stays near 200 MB of memory at most, shared by a whole class on one
+# server. Larger files are refused from their header, before any pixel is decoded.
+DEFAULT_MAX_PIXELS = 25_000_000
+#: Rows of a 16-bit image converted at once: the wide temporary stays a few MB, never full-size.
+_BAND_PIXELS = 1 << 20
 ACCEPTED_FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "TIFF", "GIF")
 UPLOAD_EXTENSIONS = ("png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif")
 SAMPLE_NAMES = (
@@ -77,16 +82,11 @@ def _open_header(data: bytes) -> Image.Image:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(bytes(data)))
     except Image.DecompressionBombError as error:
-        # Pillow refuses headers above 2x its own limit before we can read the size ourselves.
+        # Pillow refuses headers above 2x its own limit (about 179 Mpx) inside Image.open, so
+        # the width and height never reach us; its message still gives the pixel count.
+        found = re.search(r"\((\d+) pixels\)", str(error))
         raise ImageDecodeError(
-            T(
-                "The image is too large: its header declares a size far beyond the limit of "
-                "{limit:,} "
-                "pixels ({error}). Files like this are often decompression bombs; resize the "
-                "image below the limit before uploading.",
-                limit=DEFAULT_MAX_PIXELS,
-                error=str(error),
-            )
+            _too_large_message(int(found.group(1)) if found else None, DEFAULT_MAX_PIXELS)
         ) from error
     except (OSError, SyntaxError, ValueError) as error:
         # Pillow's "cannot identify image file <_io.BytesIO object at 0x...>" helps nobody.
@@ -126,17 +126,40 @@ def _check_pixel_budget(image: Image.Image, max_pixels: int) -> None:
             )
         )
     if width * height > max_pixels:
-        raise ImageDecodeError(
-            T(
-                "The image header declares {width}x{height} = {pixels:,} pixels, more than "
-                "the limit of {limit:,}. Files like this are often decompression bombs; "
-                "resize the image below the limit before uploading.",
-                width=width,
-                height=height,
-                pixels=width * height,
-                limit=max_pixels,
-            )
+        raise ImageDecodeError(_too_large_message(width * height, max_pixels, (width, height)))
+
+
+def _megapixels(pixels: int) -> str:
+    """``25_000_000`` -> ``"25"``, ``158_760_000`` -> ``"158.8"``, ``100`` -> ``"0.0001"``."""
+    return f"{pixels / 1e6:.4g}" if pixels < 1_000_000 else f"{pixels / 1e6:.1f}".removesuffix(".0")
+
+
+def _too_large_message(pixels: int | None, limit: int, size: tuple[int, int] | None = None) -> T:
+    """The refusal of an image whose header declares more than ``limit`` pixels."""
+    hint = T("Resize it to at most {limit_mpx} Mpx (for example 6000x4000) and upload it again.",
+             limit_mpx=_megapixels(limit))
+    if size is not None:
+        return T(
+            "The image is too large: its header declares {width}x{height} = {pixels:,} pixels "
+            "({mpx} Mpx), more than the limit of {limit_mpx} Mpx ({limit:,} pixels). Files "
+            "like this are often decompression bombs. {hint}",
+            width=size[0], height=size[1], pixels=pixels, mpx=_megapixels(pixels),
+            limit_mpx=_megapixels(limit), limit=limit, hint=hint,
         )
+    if pixels is not None:
+        return T(
+            "The image is too large: its header declares {pixels:,} pixels ({mpx} Mpx), far "
+            "more than the limit of {limit_mpx} Mpx ({limit:,} pixels). Files like this are "
+            "often decompression bombs. {hint}",
+            pixels=pixels, mpx=_megapixels(pixels), limit_mpx=_megapixels(limit), limit=limit,
+            hint=hint,
+        )
+    return T(
+        "The image is too large: its header declares a size far beyond the limit of "
+        "{limit_mpx} Mpx ({limit:,} pixels). Files like this are often decompression bombs. "
+        "{hint}",
+        limit_mpx=_megapixels(limit), limit=limit, hint=hint,
+    )
 
 
 def _load_first_frame(image: Image.Image) -> tuple[Image.Image, list[str]]:
@@ -161,30 +184,59 @@ def _load_first_frame(image: Image.Image) -> tuple[Image.Image, list[str]]:
     return image, notes
 
 
+def _bands(image: Image.Image) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, (rows, W) array)`` for consecutive bands of rows of a one-channel image,
+    each about :data:`_BAND_PIXELS` pixels, so no full-size NumPy copy of the image is made."""
+    width, height = image.size
+    rows = max(1, _BAND_PIXELS // max(width, 1))
+    for top in range(0, height, rows):
+        bottom = min(height, top + rows)
+        yield top, np.asarray(image.crop((0, top, width, bottom)))
+
+
 def _high_bit_depth_to_8bit(image: Image.Image) -> tuple[Image.Image, str]:
-    """Scale 16-bit integer or float grayscale to 0..255 without clipping the useful range."""
-    values = np.asarray(image)
+    """Scale 16-bit integer or float grayscale to 0..255 without clipping the useful range.
+
+    Works band by band into one (H, W) uint8 array: 16-bit values become
+    ``round(v / 65535 * 255)`` in integer arithmetic (``(v + 128) // 257``, exactly equal for
+    integers); other ranges are stretched in float32 (within one level of float64).
+    """
+    width, height = image.size
+    gray = np.empty((height, width), np.uint8)
     note = T("Converted 16-bit grayscale to 8-bit.")
-    if image.mode.startswith("I;16") or values.dtype == np.uint16:
-        scaled = values.astype(np.float64) / 65535.0 * 255.0
-    else:  # "I" (32-bit int) or "F" (float): stretch the actual range
-        low, high = float(np.nanmin(values)), float(np.nanmax(values))
-        if image.mode == "I" and low >= 0 and high <= 65535:
-            scaled = values.astype(np.float64) / 65535.0 * 255.0
-        else:
-            span = high - low if high > low else 1.0
-            scaled = (np.nan_to_num(values.astype(np.float64), nan=low) - low) / span * 255.0
-            note = T(
-                "Converted {mode}-mode (range {low:g}..{high:g}) grayscale to 8-bit.",
-                mode=image.mode,
-                low=low,
-                high=high,
-            )
-    gray = np.clip(np.rint(scaled), 0, 255).astype(np.uint8)
+    sixteen_bit = image.mode.startswith("I;16")
+    low = high = 0.0
+    if not sixteen_bit:  # "I" (32-bit int) or "F" (float): the range decides the scaling
+        lows, highs = [], []
+        for _, band in _bands(image):
+            finite = band[np.isfinite(band)] if image.mode == "F" else band
+            if finite.size:
+                lows.append(float(finite.min()))
+                highs.append(float(finite.max()))
+        low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
+        sixteen_bit = image.mode == "I" and low >= 0 and high <= 65535
+    if sixteen_bit:
+        for top, band in _bands(image):
+            scaled = (band.astype(np.uint32) + 128) // 257
+            gray[top : top + band.shape[0]] = scaled
+    else:
+        span = high - low if high > low else 1.0
+        for top, band in _bands(image):
+            values = np.nan_to_num(band.astype(np.float32), nan=low, posinf=high, neginf=low)
+            scaled = np.rint((values - np.float32(low)) * np.float32(255.0 / span))
+            gray[top : top + band.shape[0]] = np.clip(scaled, 0, 255)
+        note = T(
+            "Converted {mode}-mode (range {low:g}..{high:g}) grayscale to 8-bit.",
+            mode=image.mode,
+            low=low,
+            high=high,
+        )
     return Image.fromarray(gray, mode="L"), note
 
 
-def _to_rgb(image: Image.Image) -> tuple[np.ndarray, list[str]]:
+def _to_rgb(image: Image.Image, max_side: int) -> tuple[np.ndarray, list[str], float]:
+    """(H, W, 3) uint8 RGB shrunk to ``max_side`` (:func:`fit_longest_side`), the notes, and
+    the scale applied."""
     notes = []
     mode = image.mode
     if mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
@@ -200,8 +252,14 @@ def _to_rgb(image: Image.Image) -> tuple[np.ndarray, list[str]]:
         notes.append(T("Transparent areas were composited on white."))
     if image.mode in ("L", "1"):
         notes.append(T("Grayscale image: the single channel is repeated as R, G and B."))
+        # Shrinking the one channel, then repeating it, gives the very pixels that shrinking
+        # the RGB copy would (INTER_AREA treats each channel alone), without a full-size
+        # RGB copy (Pillow's is 4 bytes a pixel, NumPy's 3 more).
+        gray, scale = fit_longest_side(np.asarray(image.convert("L"), dtype=np.uint8), max_side)
+        return cv2.cvtColor(gray, cv2.COLOR_GRAY2RGB), notes, scale
     rgb = np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
-    return rgb, notes
+    rgb, scale = fit_longest_side(rgb, max_side)
+    return rgb, notes, scale
 
 
 def fit_longest_side(rgb: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
@@ -269,10 +327,9 @@ def decode_image(
                 orientation=orientation,
             )
         )
-    rgb, convert_notes = _to_rgb(image)
+    shown_width, shown_height = image.size  # after EXIF rotation, unlike original_size
+    rgb, convert_notes, scale = _to_rgb(image, max_side)
     notes += convert_notes
-    shown_height, shown_width = rgb.shape[:2]  # after EXIF rotation, unlike original_size
-    rgb, scale = fit_longest_side(rgb, max_side)
     if scale != 1.0:
         notes.append(
             T(

@@ -4,8 +4,12 @@ downscaling, refused inputs (with their messages) and the bundled samples."""
 from __future__ import annotations
 
 import builtins
+import functools
 import io
+import resource
 import struct
+import tracemalloc
+import warnings
 import zlib
 
 import cv2
@@ -80,6 +84,19 @@ def jpeg_with_declared_size(width: int, height: int) -> bytes:
     sof = data.index(b"\xff\xc0")
     data[sof + 5 : sof + 9] = struct.pack(">HH", height, width)
     return bytes(data)
+
+
+@functools.lru_cache(maxsize=2)
+def sixteen_bit_png_bomb(width: int = 12_600, height: int = 12_600) -> bytes:
+    """A real, decodable 16-bit grayscale PNG of ``width`` x ``height`` zeros in about 0.3 MB
+    (for 12600 x 12600: 318 MB of pixels, 2.5 GB as float64), built row by row in little
+    memory and once per test session."""
+    compressor = zlib.compressobj(9)
+    row = bytes(1 + 2 * width)  # filter byte 0, then the row's 16-bit zeros
+    body = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 16, 0, 0, 0, 0)  # 16-bit grayscale
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", body)
+            + png_chunk(b"IEND", b""))
 
 
 @pytest.fixture
@@ -270,6 +287,51 @@ class TestModes:
         assert flat[0] == 0 and flat[-1] == 255
         assert np.all(np.diff(flat) >= 0)
         np.testing.assert_allclose(flat, values.ravel() / 257.0, atol=0.51)
+
+    def test_16bit_near_budget_small_peak_same_values(self):
+        # 5000 x 5000 = 25 Mpx (the budget) 16-bit: converted in bands, never as float64
+        # (which alone is 8 bytes a pixel); values equal the float formula round(v/65535*255)
+        height = width = 5_000
+        rows = np.arange(height, dtype=np.uint32)[:, None]
+        values = ((rows * 7919 + np.arange(width, dtype=np.uint32) * 13) % 65536)
+        values = values.astype(np.uint16)
+        data = encode(Image.fromarray(values), "PNG", compress_level=1)
+        expected = np.rint(values.astype(np.float64) / 65535.0 * 255.0).astype(np.uint8)
+        del values, rows
+        tracemalloc.start()
+        try:
+            decoded = decode_image(data, max_side=width)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 6 * height * width, f"peak {peak / (height * width):.1f} bytes/pixel"
+        assert decoded.rgb.shape == (height, width, 3)
+        for channel in range(3):
+            assert np.abs(decoded.rgb[..., channel].astype(int) - expected).max() <= 1
+
+    def test_16bit_integer_formula_equals_float_for_every_value(self):
+        values = np.arange(65536, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+        decoded = decode_image(encode(Image.fromarray(values), "PNG"))
+        expected = np.rint(values / 65535.0 * 255.0).astype(np.uint8)
+        np.testing.assert_array_equal(decoded.rgb[..., 1], expected)
+
+    @pytest.mark.parametrize("mode", ["I", "F"])
+    def test_wide_range_stretched_within_one_level(self, mode):
+        values = np.linspace(-1000.5, 300000.25, 64 * 64).reshape(64, 64)
+        values = values.astype(np.int32 if mode == "I" else np.float32)
+        decoded = decode_image(encode(Image.fromarray(values), "TIFF"))
+        low, high = float(values.min()), float(values.max())
+        expected = np.rint((values.astype(np.float64) - low) / (high - low) * 255.0)
+        assert np.abs(decoded.rgb[..., 0].astype(int) - expected).max() <= 1
+        assert any("range" in note for note in decoded.notes)
+
+    def test_grayscale_shrunk_like_its_rgb_copy(self):
+        # shrinking the one channel first gives the very pixels of shrinking the RGB copy
+        gray = noise(300, 500)[..., 0]
+        decoded = decode_image(encode(Image.fromarray(gray), "PNG"), max_side=128)
+        expected, _ = fit_longest_side(np.repeat(gray[..., None], 3, axis=2), 128)
+        np.testing.assert_array_equal(decoded.rgb, expected)
+        assert decoded.rgb.flags["C_CONTIGUOUS"]
 
     def test_16bit_rgb_png(self):
         bgr16 = np.zeros((2, 2, 3), np.uint16)
@@ -543,11 +605,50 @@ class TestException:
             decode_image(png_header_only(13_000, 13_000))
         message = str(info.value)
         assert "13000x13000" in message and "169,000,000" in message
-        assert "decompression bomb" in message and "resize" in message
+        assert "decompression bomb" in message and "resize" in message.lower()
+        assert "limit of 25 Mpx" in message  # the limit in a unit a person knows
+
+    def test_sixteen_bit_bomb_refused_from_header(self):
+        # 0.3 MB that would decode to 12600 x 12600 16-bit: refused before any pixel is
+        # decoded, in a few MB (decoding it took 4.2 GB and 15 CPU-s)
+        data = sixteen_bit_png_bomb()
+        assert len(data) < 400_000
+        with warnings.catch_warnings(), Image.open(io.BytesIO(data)) as image:
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            assert (image.size, image.mode) == ((12_600, 12_600), "I;16")
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        tracemalloc.start()
+        try:
+            with pytest.raises(ImageDecodeError) as info:
+                decode_image(data)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+        assert peak < 100e6 and rss_growth_mb < 100
+        message = str(info.value)
+        assert "12600x12600" in message and "limit of 25 Mpx" in message
+        assert "decompression bomb" in message and "Resize it" in message
+
+    def test_between_our_limit_and_pillows_gets_our_message(self, forbid_pixel_decoding):
+        # 6000 x 5000 = 30 Mpx: Pillow only warns (its limit is 89.5 Mpx); ours refuses
+        forbid_pixel_decoding()
+        with pytest.raises(ImageDecodeError) as info:
+            decode_image(png_header_only(6_000, 5_000))
+        message = str(info.value)
+        assert "6000x5000 = 30,000,000 pixels (30 Mpx)" in message
+        assert "limit of 25 Mpx" in message
+
+    def test_beyond_pillows_limit_gets_our_message(self, forbid_pixel_decoding):
+        forbid_pixel_decoding()
+        with pytest.raises(ImageDecodeError) as info:
+            decode_image(png_header_only(20_000, 20_000))
+        message = str(info.value)
+        assert "400,000,000 pixels (400 Mpx)" in message and "limit of 25 Mpx" in message
 
     def test_configurable_pixel_limit(self, forbid_pixel_decoding):
         forbid_pixel_decoding()
-        with pytest.raises(ImageDecodeError, match="limit of 100"):
+        with pytest.raises(ImageDecodeError, match=r"limit of .*\(100 pixels\)"):
             decode_image(png_header_only(20, 20), max_pixels=100)
 
     def test_jpeg_bomb(self, forbid_pixel_decoding):
