@@ -18,8 +18,11 @@ RUN grep -E '^torch(vision)?[<>=! ]' requirements.txt > /tmp/torch-requirements.
     && pip install --index-url https://download.pytorch.org/whl/cpu -r /tmp/torch-requirements.txt \
     && pip install -r requirements.txt
 
-# Never run the app as root; the home folder holds the torch hub cache (~/.cache/torch).
-RUN useradd --create-home --uid 1000 app
+# Never run the app as root; the home folder holds the torch hub cache (~/.cache/torch). The
+# folder exists and is the app user's, so a volume mounted there (compose runs the image with a
+# read-only root) starts out writable by the app.
+RUN useradd --create-home --uid 1000 app \
+    && mkdir -p /home/app/.cache/torch && chown -R app:app /home/app/.cache
 COPY --chown=app:app . .
 USER app
 

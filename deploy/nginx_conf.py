@@ -21,10 +21,17 @@ students). Every response sets the cookie to the replica that answered, read fro
 there until the browser closes. Replicas therefore need distinct ports. Before, a random route
 was hashed onto the replicas: a class of 50 split like coin tosses (30 / 20 is common), and the
 busier replica set the pace (``benchmarks/classroom.py --replicas 2``).
+
+Hardening: per-address request and connection limits sized for a class behind one school NAT
+(``CLASS_SIZE``), ``X-Content-Type-Options``, ``Referrer-Policy``, a frame policy that lets only
+the app itself and the pages in ``FRAME_ANCESTORS`` show it in a frame, and no nginx version in
+responses. ``X-Upstream`` (the replica's internal address) is sent only by the tests' config
+(``expose_upstream=True``), never by the one compose runs.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -43,6 +50,31 @@ COMPOSE_USER = "nginx"  # the official nginx image's worker user, owner of its t
 TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 STREAMLIT_DEFAULT_MAX_UPLOAD_MB = 200
 
+# Course pages allowed to show the app in a frame (an LMS lesson), as origins, e.g.
+# ("https://moodle.example.edu",); empty: only the app itself. Edit, then regenerate nginx.conf.
+# A frame on another site gets the route cookie only over HTTPS (SameSite=None; Secure), so put
+# TLS in front of nginx before embedding.
+FRAME_ANCESTORS: tuple[str, ...] = ()
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?")
+
+# Limits per client address. A class can share one public address (a school's NAT), and nginx
+# cannot tell it from one busy client, so the limits are sized for a whole class opening a link
+# at once: they stop a runaway script or a reload loop on one address from taking every replica,
+# not a determined attacker with many addresses. Behind another proxy or TLS terminator every
+# client has its address: configure nginx's real_ip module there, or these apply to all at once.
+CLASS_SIZE = 50
+# Requests one browser makes to open a page with an empty cache: the page, ~60 preloaded scripts,
+# the scripts and fonts its elements load, health, host-config, the websocket, the page's images.
+# tests/e2e/test_replicas.py counts a real browser's and checks this still covers them.
+PAGE_OPEN_REQUESTS = 150
+# The whole class opening a page passes at once (the burst); after it each student may average
+# two requests a second (a rerun is a websocket message, not a request; its images are).
+REQUEST_BURST = CLASS_SIZE * PAGE_OPEN_REQUESTS
+REQUESTS_PER_SECOND = CLASS_SIZE * 2
+# Connections with a request in progress: each tab's websocket for as long as it is open (two
+# tabs per student), plus the six a browser fetches in parallel while a page loads.
+CONNECTIONS_PER_ADDRESS = CLASS_SIZE * (2 + 6)
+
 
 class _Template(Template):
     delimiter = "@"  # nginx itself uses $ for its variables
@@ -55,12 +87,29 @@ TEMPLATE = _Template("""\
 worker_processes auto;
 
 events {
-    # An open tab holds two connections for its websocket (browser-nginx, nginx-replica).
-    worker_connections 1024;
+    # An open tab holds two connections for its websocket (browser-nginx, nginx-replica): room
+    # for several classes at their connection limit in each worker.
+    worker_connections 4096;
 }
+# Open files per worker: its connections, and the temp files of requests in progress.
+worker_rlimit_nofile 10000;
 
 http {
 @files
+    # No nginx version in the Server header and error pages.
+    server_tokens off;
+
+    # Per client address (see CLASS_SIZE in deploy/nginx_conf.py): a whole class behind one NAT
+    # opening a link at once passes, a single address cannot flood the replicas. Refused requests
+    # get 429 Too Many Requests, not 503, so a browser's retry logic and a reader of the logs can
+    # tell them from a replica that is down.
+    limit_req_zone $binary_remote_addr zone=tp_requests:10m rate=@rate;
+    limit_conn_zone $binary_remote_addr zone=tp_connections:10m;
+    limit_req_status 429;
+    limit_conn_status 429;
+    limit_req_log_level warn;
+    limit_conn_log_level warn;
+
     # Lets a test (or an operator) check that each browser stays on one replica.
     log_format routed '$remote_addr "$request" $status route=$tp_answered '
                       'upstream=$upstream_addr upstream_status=$upstream_status';
@@ -100,6 +149,10 @@ http {
         listen @listen;
         # server.maxUploadSize (.streamlit/config.toml) plus room for the multipart framing.
         client_max_body_size @body_size;
+        # A class opening a page: @class_size browsers x @page_requests requests each pass at once.
+        limit_req zone=tp_requests burst=@burst nodelay;
+        # Websockets count for as long as their tab is open.
+        limit_conn tp_connections @connections;
 
         proxy_http_version 1.1;
         proxy_set_header Upgrade $http_upgrade;
@@ -109,9 +162,15 @@ http {
         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
         proxy_set_header X-Forwarded-Proto $scheme;
 
-        # The browser keeps the route it was given; X-Upstream shows which replica answered.
-        add_header Set-Cookie "@cookie=$tp_answered; Path=/; HttpOnly; SameSite=Lax" always;
-        add_header X-Upstream $upstream_addr always;
+        # The browser keeps the route it was given.
+        add_header Set-Cookie "@cookie=$tp_answered; Path=/; HttpOnly; @same_site" always;
+        # Browsers take a response for the type it says it is, never sniff it as a script.
+        add_header X-Content-Type-Options nosniff always;
+        # Links to other sites do not carry the view's query string.
+        add_header Referrer-Policy same-origin always;
+        # Who may show the app in a frame (FRAME_ANCESTORS in deploy/nginx_conf.py); only
+        # frame-ancestors: a fuller policy would have to follow Streamlit's own scripts and styles.
+@frame_headers
 
         location / {
             proxy_pass http://$tp_upstream;
@@ -161,6 +220,8 @@ def render(
     upload_mb: int | None = None,
     run_dir: Path | None = None,
     user: str | None = None,
+    frame_ancestors: tuple[str, ...] = FRAME_ANCESTORS,
+    expose_upstream: bool = False,
 ) -> str:
     """The nginx.conf text for ``upstreams`` ("host:port" of each replica) on port ``listen``.
 
@@ -169,6 +230,9 @@ def render(
     ``nginx -p RUN_DIR -c RUN_DIR/nginx.conf``; without it, logs go to stderr/stdout and the
     compiled-in paths are used, as in a container. ``user`` is the worker user, which only
     matters when the master runs as root: it must be able to write the temp folders.
+    ``frame_ancestors``: origins ("https://host[:port]") that may show the app in a frame, besides
+    the app itself. ``expose_upstream`` adds ``X-Upstream`` (the address of the replica that
+    answered) to every response, for tests: it tells visitors the replicas' internal addresses.
     """
     if not upstreams:
         raise ValueError("at least one upstream replica is needed")
@@ -176,6 +240,11 @@ def render(
     if len(set(ports)) != len(ports):
         # nginx tells the replica that answered by the port in $upstream_addr
         raise ValueError(f"replicas need distinct ports, got {upstreams}")
+    for origin in frame_ancestors:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"a frame ancestor is an origin like https://host[:port], got {origin!r}"
+            )
     access_log = "/dev/stdout" if run_dir is None else f'"{run_dir / "access.log"}"'
     body_mb = (max_upload_mb() if upload_mb is None else upload_mb) + 1
     names = [route_name(i) for i in range(len(upstreams))]
@@ -191,8 +260,26 @@ def render(
         pinned="\n\n".join(_pinned_upstream(name, i, upstreams) for i, name in enumerate(names)),
         listen=listen,
         body_size=f"{body_mb}m",
+        rate=f"{REQUESTS_PER_SECOND}r/s",
+        class_size=CLASS_SIZE,
+        page_requests=PAGE_OPEN_REQUESTS,
+        burst=REQUEST_BURST,
+        connections=CONNECTIONS_PER_ADDRESS,
+        same_site="SameSite=None; Secure" if frame_ancestors else "SameSite=Lax",
+        frame_headers=_indent(_frame_headers(frame_ancestors, expose_upstream), 2),
     )
     return text.replace("http {\n\n", "http {\n")  # no blank line where the files block is empty
+
+
+def _frame_headers(frame_ancestors: tuple[str, ...], expose_upstream: bool) -> list[str]:
+    sources = " ".join(("'self'", *frame_ancestors))
+    lines = [f'add_header Content-Security-Policy "frame-ancestors {sources}" always;']
+    if not frame_ancestors:  # browsers without CSP level 2 know only this one
+        lines.append("add_header X-Frame-Options SAMEORIGIN always;")
+    if expose_upstream:
+        lines += ["# Tests only: which replica answered.",
+                  "add_header X-Upstream $upstream_addr always;"]
+    return lines
 
 
 def route_name(index: int) -> str:

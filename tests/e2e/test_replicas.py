@@ -117,13 +117,17 @@ def _wait_for_proxy(proxy: Proxy) -> None:
     raise RuntimeError(f"nginx did not answer in {NGINX_START_TIMEOUT_S} s:\n{proxy.error_log()}")
 
 
-def start_nginx(upstreams: list[str], run_dir: Path) -> Proxy:
+def start_nginx(upstreams: list[str], run_dir: Path, *, expose_upstream: bool = True) -> Proxy:
+    """nginx on a free port with the generated config; by default the tests' variant, whose
+    responses name the replica that answered (X-Upstream), which the checks here read."""
     port = free_port()
     conf = run_dir / "nginx.conf"
     # Started by root, nginx's workers would drop to `nobody`, who cannot write the temp
     # folders in this root-owned tmp dir (static files and uploads spill there).
     worker_user = "root" if os.geteuid() == 0 else None
-    conf.write_text(render(upstreams, port, run_dir=run_dir, user=worker_user))
+    conf.write_text(
+        render(upstreams, port, run_dir=run_dir, user=worker_user, expose_upstream=expose_upstream)
+    )
     command = [
         nginx_path(), "-p", str(run_dir), "-e", str(run_dir / "error.log"), "-c", str(conf),
         "-g", "daemon off;",
