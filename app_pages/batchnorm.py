@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 
 from core import batchnorm as bn
 from core.text import N_, T
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import localized, show_code
 from ui.i18n import _, cite, current_language, tr, translator
@@ -110,7 +111,7 @@ def _run(config: bn.SimConfig, steps: int,
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _simulate(config: bn.SimConfig, steps: int, _ready: bn.History | None = None) -> bn.History:
     """One training run per (config, steps) for the whole process: it does not depend on the
     session, so the default run on arrival is computed once for every student. ``_ready`` (not
@@ -136,12 +137,12 @@ def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
     return history
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _repeated_eval(config: bn.SimConfig, eval_batch: int, sample: int) -> list[bn.RepeatedEval]:
     return list(bn.repeated_eval(config, eval_batch=eval_batch, sample=sample))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _loader_runs(size: int, batch: int, channels: int, seed: int) -> list[bn.LoaderRun]:
     """The DataLoader demo without and with drop_last (~0.1 s of CPU, the same for everyone)."""
     return [bn.loader_run(size, batch, drop_last=drop, channels=channels, seed=seed)
@@ -216,7 +217,7 @@ def _affine(config: bn.SimConfig) -> tuple[torch.Tensor | None, torch.Tensor | N
     return torch.ones(config.channels), torch.zeros(config.channels)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _comparison(config: bn.SimConfig, steps: int) -> bn.ModeComparison:
     """train() vs eval() on the shown batch, once per (config, steps) for the whole process:
     the page's numbers and :func:`_modes_chart` read the same result."""
@@ -273,7 +274,7 @@ def _norms_diagram(samples: int, channels: int, groups: int) -> go.Figure:
     return diagram
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _norms_table(stream: bn.Stream, samples: int, groups: int, seed: int,
                  language: str) -> dict[str, list]:
     """The four normalizations by hand and by the real modules on batch 0 of the stream, as
@@ -293,14 +294,14 @@ def _norms_table(stream: bn.Stream, samples: int, groups: int, seed: int,
     }
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@bounded_cache(max_entries=64, ttl=SHARED_TTL_S)
 def _torch_error(shape: tuple[int, ...]) -> str | None:
     """What a real module in train() says about an input of ``shape`` (None: it runs), once
     per shape for every session."""
     return bn.torch_error_for(shape, training=True)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@bounded_cache(max_entries=64, ttl=SHARED_TTL_S)
 def _anatomy(channels: int, dims: int, momentum: float | None, eps: float, affine: bool,
              track: bool) -> bn.Anatomy:
     """Parameters, buffers and state_dict keys of the module with these settings: names,

@@ -52,6 +52,7 @@ from core.flowfill import (
     window_sizes,
 )
 from core.text import N_, T
+from ui.caching import bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
@@ -116,13 +117,13 @@ layout = lesson_layout(
 )
 
 
-@st.cache_data(max_entries=8, ttl=CACHE_TTL_S, show_spinner=False)
+@bounded_cache(max_entries=8, ttl=CACHE_TTL_S)
 def _built_case(spec: FlowSpec) -> FlowCase:
     """Built-in cases, shared by every session (same spec, same flow)."""
     return build_flow(spec)
 
 
-@st.cache_data(max_entries=4, ttl=CACHE_TTL_S, show_spinner=False)
+@bounded_cache(max_entries=4, ttl=CACHE_TTL_S)
 def _uploaded_case(origin: tuple, spec: FlowSpec, _data: tuple[bytes, ...]) -> FlowCase:
     """Cases from uploads, keyed on the files' SHA-256 (``origin``) and the mask settings."""
     if origin[0] == "file":

@@ -12,6 +12,7 @@ from core import indexing as ix
 from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figure
 from core.notes import LiveRun
 from core.text import N_
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, tr, translator
@@ -52,7 +53,7 @@ MAX_EXPR_CHARS = 400
 
 
 # ---------------------------------------------------------------------------------- notes
-@st.cache_resource(show_spinner=False, max_entries=32)  # 11 presets today
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")  # 11 presets today
 def _notes_code_run(key: str) -> LiveRun:
     """What the notes' own code of a preset prints today, run once per process."""
     return ix.run_notes_code(key)
@@ -64,7 +65,7 @@ def _notes_code_run(key: str) -> LiveRun:
 Case = tuple[str, str, str, str, int, str | None, bool, str]
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@bounded_cache(max_entries=64, ttl=SHARED_TTL_S, kind="resource")
 def _case_run(case: Case) -> tuple[ix.Trace | None, ix.IndexingError | None, str]:
     """ix.run_case once per case and process: the page and its shared pictures read the same
     trace (on a GPU, which duplicate write wins a collision can change from run to run)."""

@@ -48,6 +48,7 @@ from core.memory_figures import (
 )
 from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
 from core.text import N_, T
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
@@ -414,7 +415,9 @@ def show_metrics(current: MemoryState) -> None:
         st.caption(" ".join(trx(n) for n in current.notes))
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+# max_bytes=None: the sampler is a live object every viewer shares (a copy would read the GPUs
+# again); after the ttl a new one starts and the old thread ends once nobody reads it.
+@bounded_cache(max_entries=4, ttl=SHARED_TTL_S, kind="resource", max_bytes=None)
 def _device_sampler(devices: tuple[str, ...]) -> LiveSampler:
     """One sampler per process for the real GPUs: every viewer's chart draws from its history
     instead of reading the devices itself (issue 13)."""
@@ -636,12 +639,12 @@ def _claims() -> tuple:
     return ms.check_allocator_claims()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _eval_memory(batch: int, size: int, batches: int, device: str):
     return ms.measure_eval_memory(batch, size, batches, device)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)  # 1-8 workers
+@bounded_cache(max_entries=8, ttl=SHARED_TTL_S)  # 1-8 workers
 def _map_location(world_size: int):
     return ms.map_location_demo(world_size)
 

@@ -16,6 +16,7 @@ import torch
 from core import models as M
 from core import saliency as S
 from core.text import N_
+from ui.caching import MAX_SHARED_MODEL_BYTES, SHARED_TTL_S, bounded_cache
 from ui.charts import show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, tr, translator
@@ -88,7 +89,7 @@ def _warmed(loaded: M.LoadedModel) -> tuple[M.LoadedModel, float | None]:
         return loaded, None
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@bounded_cache(max_entries=4, ttl=SHARED_TTL_S, kind="resource", max_bytes=MAX_SHARED_MODEL_BYTES)
 def _registry_model(
     name: str, device: str, allow_download: bool
 ) -> tuple[M.LoadedModel, float | None]:
@@ -97,7 +98,7 @@ def _registry_model(
     return _warmed(M.load_model(name, device, allow_download=allow_download))
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
+@bounded_cache(max_entries=2, ttl=SHARED_TTL_S, kind="resource", max_bytes=MAX_SHARED_MODEL_BYTES)
 def _custom_model(
     digest: str, filename: str, architecture: str, device: str, _data: bytes
 ) -> tuple[M.LoadedModel, float | None]:
@@ -114,7 +115,7 @@ def _classify(loaded: M.LoadedModel, x: torch.Tensor) -> tuple[list[tuple[int, s
     return M.top_k(logits, loaded.categories, 5), int(logits.shape[1])
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _shared_classification(
     model_key: str, image_digest: str, _loaded: M.LoadedModel, _x: torch.Tensor
 ) -> tuple[list[tuple[int, str, float]], int]:
@@ -145,7 +146,7 @@ def _compute(model, x, target: int, method: str, params: dict, label: str):
     return result, time.perf_counter() - t0, time.time()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _shared_saliency(
     model_key: str,
     image_digest: str,
@@ -183,7 +184,7 @@ def _randomize(model, x, target: int, method: str, k: int, percentile: float, pa
         bar.empty()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _shared_sanity(
     model_key: str,
     image_digest: str,
@@ -207,7 +208,7 @@ def _model_input(loaded: M.LoadedModel, image: np.ndarray) -> tuple[torch.Tensor
     return loaded.preprocess(image), loaded.model_view(image)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
 def _shared_model_input(
     model_key: str, image_digest: str, _loaded: M.LoadedModel, _image: np.ndarray
 ) -> tuple[torch.Tensor, np.ndarray]:
@@ -257,7 +258,7 @@ def _make_pictures(
     )
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")
 def _shared_pictures(
     cache_key: tuple, use_notes: bool, percentile: float, alpha: float, colormap: str,
     _saliency: torch.Tensor, _view: np.ndarray,

@@ -13,6 +13,7 @@ import streamlit as st
 from core import warp
 from core.figure_style import png_data_uri
 from core.text import N_
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
@@ -78,7 +79,7 @@ def heat_height(dsize: tuple[int, int]) -> int:
     return int(min(460, max(120, round(HEAT_PLOT_PX * h / w) + 50)))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _compare(case: WarpCase, _img: np.ndarray) -> warp.WarpComparison:
     """compare_warps, computed once per distinct case for every session (a toggle flipped back
     and forth, a class of students on the same defaults). ``_img`` is not hashed: the case's
@@ -88,7 +89,7 @@ def _compare(case: WarpCase, _img: np.ndarray) -> warp.WarpComparison:
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _canvas_check(case: WarpCase, _img: np.ndarray, _warped: np.ndarray | None) -> warp.CanvasCheck:
     """canvas_check of the case's correct theta, once per case (``_warped``: its CPU warp)."""
     return warp.canvas_check(_img, case.affine, case.dsize, **case.sampling, warped=_warped)

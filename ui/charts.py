@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figure_style import legible, mark_legible
+from ui.caching import MAX_SHARED_BYTES, bounded_cache
 from ui.i18n import current_language
 
 #: Plotly's mode bar sat on top of subplot titles on a phone; Streamlit's own element toolbar
@@ -25,6 +26,9 @@ CHART_CONFIG: dict[str, Any] = {"displayModeBar": False, "displaylogo": False}
 
 #: A shared figure lives at most this long without being asked for again (a lesson's hour).
 SHARED_FIGURE_TTL_S = 3600
+
+#: A figure larger than this (its data and layout) is not kept: see ui.caching.
+SHARED_FIGURE_MAX_BYTES = MAX_SHARED_BYTES
 
 _SHARED = "_tp_shared"  # marks a figure built by shared_figure: legible already, never mutated
 
@@ -40,7 +44,8 @@ def shared_figure(max_entries: int) -> Callable[[Callable[P, go.Figure]], Callab
     (settings, numbers, tuples), not tensors; an argument whose name starts with ``_`` is left
     out of the key, as Streamlit's caches do (this session's copy of data the key names, such
     as an image beside its digest). At most ``max_entries`` figures per builder are kept, each
-    for at most :data:`SHARED_FIGURE_TTL_S` seconds after its last use.
+    for at most :data:`SHARED_FIGURE_TTL_S` seconds, and none above
+    :data:`SHARED_FIGURE_MAX_BYTES` (built again for each caller).
     """
     if max_entries < 1:
         raise ValueError(f"max_entries must be at least 1, got {max_entries}")
@@ -89,8 +94,12 @@ def _cached_builder(
         # its old version built (a page edited while the server runs).
         build_shared.__qualname__ = f"{build.__qualname__}.shared.{hash(code) & 0xFFFFFFFF:08x}"
         build_shared.__module__ = build.__module__
-        cached = st.cache_resource(
-            show_spinner=False, max_entries=max_entries, ttl=SHARED_FIGURE_TTL_S
+        # A figure above SHARED_FIGURE_MAX_BYTES is built for the caller but not kept.
+        cached = bounded_cache(
+            kind="resource",
+            max_entries=max_entries,
+            ttl=SHARED_FIGURE_TTL_S,
+            max_bytes=SHARED_FIGURE_MAX_BYTES,
         )(build_shared)
         names = code.co_varnames[: code.co_argcount]
         _BUILDERS[code] = (cached, names)

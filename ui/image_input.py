@@ -15,6 +15,7 @@ from core.images import (
     load_sample,
 )
 from core.text import N_
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.i18n import _, tr, translator
 from ui.links import BOUND
 
@@ -22,7 +23,7 @@ SAMPLE = N_("Bundled sample")
 UPLOAD = N_("Upload a file")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _cached_sample(name: str, max_side: int) -> DecodedImage:
     return load_sample(name, max_side=max_side)
 

@@ -16,6 +16,7 @@ import numpy as np
 import streamlit as st
 
 from core.figure_style import png_bytes
+from ui.caching import bounded_cache
 
 #: A shared PNG lives at most this long without being asked for again (a lesson's hour).
 SHARED_PNG_TTL_S = 3600
@@ -27,7 +28,7 @@ def digest(pixels: np.ndarray) -> str:
     return hashlib.sha256(header + np.ascontiguousarray(pixels).tobytes()).hexdigest()
 
 
-@st.cache_resource(show_spinner=False, max_entries=128, ttl=SHARED_PNG_TTL_S)
+@bounded_cache(kind="resource", max_entries=128, ttl=SHARED_PNG_TTL_S)  # PNGs > 32 MB: not kept
 def shared_png(key: tuple, max_width: int | None, _pixels: np.ndarray) -> bytes:
     """PNG bytes of the (H, W[, 3]) uint8 ``_pixels`` that ``key`` names, scaled down to at
     most ``max_width`` pixels wide (area averaging) first. ``_pixels`` is not hashed: two

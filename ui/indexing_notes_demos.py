@@ -16,6 +16,7 @@ import streamlit as st
 from core import indexing_pitfalls as ip
 from core.notes import NotesCallout
 from core.text import N_
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.code import localized
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.links import BOUND
@@ -57,12 +58,12 @@ def _item_demo() -> ip.PitfallDemo:
     return ip.item_on_empty_demo()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
 def _comparison_demo(one_value: int) -> ip.PitfallDemo:
     return ip.chained_comparison_demo(one_value)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
 def _zero_dim_demo(tmp_a: tuple[int, ...]) -> ip.PitfallDemo:
     return ip.zero_dim_index_demo(tmp_a)
 
@@ -72,19 +73,19 @@ def _view_order_demo() -> ip.PitfallDemo:
     return ip.view_order_demo()
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)  # shapes are typed
+@bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")  # shapes are typed
 def _view_reshape_demo(
     shape: tuple[int, ...], perm: tuple[int, ...], new_shape: tuple[int, ...]
 ) -> ip.ViewReshapeDemo:
     return ip.view_or_reshape(shape, perm, new_shape)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@bounded_cache(max_entries=8, ttl=SHARED_TTL_S, kind="resource")
 def _inplace_demo(variant: str) -> ip.PitfallDemo:
     return ip.inplace_autograd_demo(variant)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
 def _new_zeros_demo(row: int) -> ip.PitfallDemo:
     return ip.new_zeros_demo(row)
 

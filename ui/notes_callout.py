@@ -10,6 +10,7 @@ from core.notes import NotesCallout, NotesRef
 from core.text import N_
 from ui.code import localized
 from ui.i18n import _, cite, current_language, tr
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.markdown import plain
 
 # The verdict badges (core.notes.VERDICTS), marked for the catalog.
@@ -69,7 +70,7 @@ def today_heading(callout: NotesCallout) -> str:
     return _("PyTorch {version} does").format(version=callout.run.torch_version)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)  # 8 modules have callouts
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")  # 8 modules have callouts
 def callouts_of(module_name: str) -> dict[str, NotesCallout]:
     """``module_name``'s ``notes_callouts()`` by key, run live once per process and shared by
     every session (NotesCallout is frozen, so sharing is safe)."""
