@@ -1152,7 +1152,8 @@ def load_flo(data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
 
 
 def load_npy(data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
-    """Decode ``.npy`` bytes (``allow_pickle=False``) holding (H, W, 2) float flow.
+    """Decode ``.npy`` bytes holding (H, W, 2) float flow: the header (dtype, shape) is checked
+    before any data is read, and nothing is ever unpickled.
 
     Returns (H, W, 2) float32; NaN marks holes, infinities become NaN too.
 
@@ -1162,36 +1163,50 @@ def load_npy(data: bytes, *, max_side: int = MAX_SIDE) -> np.ndarray:
     if not data.startswith(b"\x93NUMPY"):
         raise ValueError(T("this is not a readable .npy file (it does not start with the NumPy "
                            "magic bytes); save the flow with np.save"))
+    # The header (dtype, shape) is read and checked before any data: a few hundred bytes can
+    # declare a shape of terabytes, which np.load would allocate before finding the file short.
+    stream = io.BytesIO(data)
     try:
-        arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except ValueError as exc:
-        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
-            raise ValueError(
-                T("this .npy file holds Python objects (object dtype); only plain float arrays "
-                  "are accepted -- save it with np.save(path, flow.astype(np.float32))")
-            ) from None
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"format version {version[0]}.{version[1]} is not supported")
+    except Exception as exc:  # malformed header text, unknown dtype, EOF from arbitrary bytes
         raise ValueError(T("this is not a readable .npy file: {exc}", exc=str(exc))) from None
-    except Exception as exc:  # zip / EOF / header errors from arbitrary bytes
-        raise ValueError(T("this is not a readable .npy file: {exc}", exc=str(exc))) from None
-    if not isinstance(arr, np.ndarray):
-        raise ValueError(T("this .npy file does not hold a single array"))
-    if arr.dtype == object:
-        raise ValueError(T("this .npy file holds Python objects (object dtype); use float32"))
-    if arr.ndim != 3 or arr.shape[2] != 2:
+    if dtype.hasobject:
+        # Object arrays are stored as a pickle, which could run code: never read.
+        raise ValueError(
+            T("this .npy file holds Python objects (object dtype); only plain float arrays "
+              "are accepted -- save it with np.save(path, flow.astype(np.float32))")
+        )
+    if len(shape) != 3 or shape[2] != 2:
         raise ValueError(
             T("a flow .npy must have shape (H, W, 2) (u, v per pixel), got shape {shape}",
-              shape=str(arr.shape))
+              shape=str(shape))
         )
-    if not np.issubdtype(arr.dtype, np.floating):
+    if not np.issubdtype(dtype, np.floating):
         raise ValueError(T("a flow .npy must hold floats (NaN marks holes), got dtype {dtype}",
-                           dtype=str(arr.dtype)))
-    if max(arr.shape[:2]) > max_side:
+                           dtype=str(dtype)))
+    if max(shape[:2]) > max_side:
         raise ValueError(
             T("this flow is {h}x{w} pixels, over the size cap of {max_side} pixels per side",
-              h=arr.shape[0], w=arr.shape[1], max_side=max_side)
+              h=shape[0], w=shape[1], max_side=max_side)
         )
-    if min(arr.shape[:2]) < 1:
-        raise ValueError(T("this flow is empty: shape {shape}", shape=str(arr.shape)))
+    if min(shape[:2]) < 1:
+        raise ValueError(T("this flow is empty: shape {shape}", shape=str(shape)))
+    count = shape[0] * shape[1] * 2
+    offset = stream.tell()
+    if len(data) - offset != count * dtype.itemsize:
+        raise ValueError(
+            T("this .npy file holds {n} bytes of data, but its header declares {shape} {dtype}, "
+              "{expected} bytes; save the flow again with np.save", n=len(data) - offset,
+              shape=str(shape), dtype=str(dtype), expected=count * dtype.itemsize)
+        )
+    arr = np.frombuffer(data, dtype, count, offset=offset)
+    arr = arr.reshape(shape[::-1]).transpose() if fortran else arr.reshape(shape)
     out = arr.astype(np.float32)
     out[np.isinf(out)] = np.nan
     return out
