@@ -16,6 +16,7 @@ from core.text import N_, T
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import localized, show_code
+from ui.heavy import budget_s, compute_once, heavy_job, may_run, offer_run
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
@@ -26,14 +27,14 @@ from ui.tables import show_table
 #: The "Steps trained" control: the training history shown is this many steps (in the URL,
 #: so a link opens on the same trained layer). Train, Step and Reset change it.
 STEPS_KEY = "batchnorm.steps"
-CONFIRMED_KEY = "batchnorm._long_run_ok"  # session state: the long replay the user asked for
+#: The gate of a long replay (ui.heavy): its button's key is ``batchnorm.long_run.run``.
+LONG_RUN_GATE = "batchnorm.long_run"
 #: Training steps already taken when the page opens, so the chart shows a trained layer.
 DEFAULT_STEPS = 60
 #: Longest text a per-channel mean/std box (and a link's value for it) may hold.
 MAX_CHANNEL_TEXT = 200
-#: A replay estimated above this many seconds waits for a click; above PROGRESS_SECONDS it
-#: shows a progress bar.
-GATE_SECONDS = 3.0
+#: A replay estimated above ui.heavy's budget (2 s) waits for a click; above PROGRESS_SECONDS
+#: it shows a progress bar.
 PROGRESS_SECONDS = 1.0
 EPS_OPTIONS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 MOMENTUM_MODES = (N_("float (exponential average)"), N_("None (cumulative average)"))
@@ -98,10 +99,6 @@ def _reset() -> None:
     st.session_state[STEPS_KEY] = 0
 
 
-def _confirm(config: bn.SimConfig, steps: int) -> None:
-    st.session_state[CONFIRMED_KEY] = (config, steps)
-
-
 def _run(config: bn.SimConfig, steps: int,
          on_step: Callable[[int, int], None] | None = None) -> bn.History:
     return bn.simulate(
@@ -127,11 +124,26 @@ def _long_runs() -> set[tuple[bn.SimConfig, int]]:
 
 
 def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
-    """The run from the cache, or computed with real progress in ``bar`` when it is long."""
+    """The run from the cache, or computed with real progress in ``bar`` when it is long.
+
+    A long run is one of the process's heavy jobs (it waits for its place in the queue), and
+    sessions asking for the same long run at once compute it once: the later ones wait for
+    the first one's result (a run is the same for everyone with these settings)."""
     if (bn.estimate_simulate_seconds(config, steps) <= PROGRESS_SECONDS
             or (config, steps) in _long_runs()):
         return _simulate(config, steps)
-    history = _simulate(config, steps, _ready=_run(config, steps, _progress_hook(bar)))
+
+    def compute() -> bn.History:
+        with heavy_job(_("Training {steps} steps").format(steps=steps)):
+            return _run(config, steps, _progress_hook(bar))
+
+    def waiting() -> None:
+        bar.info(_("Another visitor is running these same {steps} steps; their result is "
+                   "shown here when it is ready.").format(steps=steps),
+                 icon=":material/hourglass_top:")
+
+    ran = compute_once(("batchnorm.simulate", config, steps), compute, on_wait=waiting)
+    history = _simulate(config, steps, _ready=ran)
     _long_runs().add((config, steps))
     bar.empty()
     return history
@@ -441,8 +453,8 @@ if torch_error is not None:
     steps = 0
 requested_steps = steps
 estimate = bn.estimate_simulate_seconds(config, steps)
-if estimate > GATE_SECONDS and st.session_state.get(CONFIRMED_KEY) != (config, steps):
-    steps = min(steps, bn.affordable_steps(config, GATE_SECONDS))
+if not may_run(LONG_RUN_GATE, estimate, (config, steps)):  # a link or a Train click alike
+    steps = min(steps, bn.affordable_steps(config, budget_s()))
 
 with layout.figure:
     history = _history(config, steps, st.empty())
@@ -462,16 +474,15 @@ with layout.figure:
               per_channel=int(np.prod(shape) // shape[1]))
     )
     if steps < requested_steps:
-        st.warning(
-            _("Replaying {requested} steps of {values:,}-value batches takes "
-              "about {seconds:.0f} s on this CPU, so the chart shows the first {steps}.").format(
-                  requested=requested_steps, values=int(np.prod(shape)), seconds=estimate,
-                  steps=steps),
-            icon=":material/hourglass:",
+        offer_run(
+            LONG_RUN_GATE, estimate, (config, requested_steps),
+            message=_("Replaying {requested} steps of {values:,}-value batches takes "
+                      "about {seconds:.0f} s on this CPU, so the chart shows the first "
+                      "{steps}.").format(requested=requested_steps, values=int(np.prod(shape)),
+                                         seconds=estimate, steps=steps),
+            label=_("Run all {requested} steps (about {seconds:.0f} s)").format(
+                requested=requested_steps, seconds=estimate),
         )
-        st.button(_("Run all {requested} steps (about {seconds:.0f} s)").format(
-                      requested=requested_steps, seconds=estimate),
-                  key="batchnorm.run_long", on_click=_confirm, args=(config, requested_steps))
     if capped_message:
         st.info(capped_message, icon=":material/info:")
     if cap.notice:

@@ -240,6 +240,7 @@ class _Running:
         self.lock = threading.Lock()
         self.done = False
         self.result: object = None
+        self.waiters = 0
 
 
 class ComputeOnce:
@@ -276,14 +277,19 @@ class ComputeOnce:
                     mine = True
                 else:
                     mine = False
+                    running.waiters += 1
             if mine:
                 break
-            if not waited and on_wait is not None:
-                on_wait()
-            waited = True
-            with running.lock:  # released when the computing caller finished or gave up
-                if running.done:
-                    return running.result  # type: ignore[return-value]
+            try:
+                if not waited and on_wait is not None:
+                    on_wait()
+                waited = True
+                with running.lock:  # released when the computing caller finished or gave up
+                    if running.done:
+                        return running.result  # type: ignore[return-value]
+            finally:
+                with self._lock:
+                    running.waiters -= 1
             # the computing caller gave up (stopped, an error): try again, maybe computing it
         try:
             result = fn()
@@ -297,6 +303,12 @@ class ComputeOnce:
             with self._lock:
                 self._running.pop(key, None)
             running.lock.release()
+
+    def waiting(self, key: Hashable) -> int:
+        """Callers waiting now for the computation of ``key`` (0 when none is running)."""
+        with self._lock:
+            running = self._running.get(key)
+            return running.waiters if running is not None else 0
 
     def clear(self) -> None:
         """Forget finished results (tests)."""

@@ -103,8 +103,8 @@ def test_train_step_reset(page):
 
 
 def test_long_replay_waits_for_a_click(page):
-    """A replay estimated above GATE_SECONDS shows its first steps and offers the full run,
-    which then runs (with a progress bar) and fills the chart."""
+    """A replay estimated above the heavy-work budget (ui.heavy, 2 s) shows its first steps and
+    offers the full run, which then runs (with a progress bar) and fills the chart."""
     at = page
     at.number_input(key="batchnorm.batch_size").set_value(64).run()
     at.number_input(key="batchnorm.spatial").set_value(16).run()  # 49,152 values a batch
@@ -115,8 +115,8 @@ def test_long_replay_waits_for_a_click(page):
     assert "takes about" in texts(at.warning)
     shown = len(values(chart_spec(at)["data"][0]["x"]))
     assert 0 < shown < requested
-    assert f"Run all {requested} steps" in at.button(key="batchnorm.run_long").label
-    at.button(key="batchnorm.run_long").click().run()
+    assert f"Run all {requested} steps" in at.button(key="batchnorm.long_run.run").label
+    at.button(key="batchnorm.long_run.run").click().run()
     assert not at.exception
     assert len(values(chart_spec(at)["data"][0]["x"])) == requested
     assert "takes about" not in texts(at.warning)
