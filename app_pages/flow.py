@@ -7,6 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -58,6 +59,7 @@ from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND
+from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout
 from ui.settings import current_settings
 
@@ -123,11 +125,19 @@ def _built_case(spec: FlowSpec) -> FlowCase:
     return build_flow(spec)
 
 
+@bounded_cache(max_entries=4, ttl="30m")
+def _flow_file(digest: str, suffix: str, _data: bytes) -> np.ndarray:
+    """An uploaded flow file (SHA-256 ``digest``) decoded once, whatever the mask settings: its
+    header is checked before its data is read (``load_flow_file``)."""
+    return load_flow_file(f"flow{suffix}", _data)
+
+
 @bounded_cache(max_entries=4, ttl=CACHE_TTL_S)
 def _uploaded_case(origin: tuple, spec: FlowSpec, _data: tuple[bytes, ...]) -> FlowCase:
     """Cases from uploads, keyed on the files' SHA-256 (``origin``) and the mask settings."""
     if origin[0] == "file":
-        return case_from_flow(load_flow_file(origin[1], _data[0]), spec)
+        flow = _flow_file(origin[2], Path(origin[1]).suffix.lower(), _data[0])
+        return case_from_flow(flow, spec)
     img1 = decode_image(_data[0], T("the first image"), max_side=IMAGE_CAP)
     img2 = decode_image(_data[1], T("the second image"), max_side=IMAGE_CAP)
     return case_from_images(img1, img2, spec)
@@ -406,7 +416,9 @@ class _QuietStatus:
 
 def _fail(message: str, hint: str) -> None:
     with layout.figure:
-        st.error(_("{message}\n\n**What to change:** {hint}").format(message=message, hint=hint))
+        # The message can quote the file (its name, its header): shown as written, not markdown.
+        st.error(_("{message}\n\n**What to change:** {hint}").format(message=plain(message),
+                                                                     hint=hint))
     st.stop()
 
 

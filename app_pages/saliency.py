@@ -24,6 +24,7 @@ from ui.image_input import image_input
 from ui.images import digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
+from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 
@@ -271,7 +272,8 @@ def _shared_pictures(
 def _fail(message: str, hint: str) -> None:
     """An error in the figure's place and stop; both texts already in the session's language."""
     layout.figure.error(
-        _(WHAT_TO_CHANGE).format(message=message, hint=hint), icon=":material/error:"
+        # core's message can quote an uploaded file (its name, an archive entry): not markdown
+        _(WHAT_TO_CHANGE).format(message=plain(message), hint=hint), icon=":material/error:"
     )
     st.stop()
 
@@ -433,7 +435,7 @@ with setup_area:
                 )
                 st.stop()
             data = upload.getvalue()
-            with layout.figure, st.spinner(_("Loading {file} ...").format(file=upload.name)):
+            with layout.figure, st.spinner(_("Loading {file} ...").format(file=plain(upload.name))):
                 try:
                     loaded, warm_ms = _custom_model(
                         hashlib.sha256(data).hexdigest(), upload.name, architecture,
@@ -450,12 +452,12 @@ with setup_area:
         assert loaded is not None
         st.caption(
             _("Weights: {source} · device `{device}`").format(
-                source=tr(loaded.source), device=loaded.device
+                source=plain(tr(loaded.source)), device=loaded.device
             )
         )
     st.markdown(
         _("**{model}**: {preprocessing}.").format(
-            model=loaded.name, preprocessing=tr(loaded.describe_preprocessing())
+            model=plain(loaded.name), preprocessing=plain(tr(loaded.describe_preprocessing()))
         )
     )
     st.caption(_("All maps live on this resized and cropped view; the overlay is drawn on it."))

@@ -17,7 +17,9 @@ from core.images import (
 from core.text import N_
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.i18n import _, tr, translator
+from ui.images import file_digest
 from ui.links import BOUND
+from ui.markdown import plain
 
 SAMPLE = N_("Bundled sample")
 UPLOAD = N_("Upload a file")
@@ -28,16 +30,38 @@ def _cached_sample(name: str, max_side: int) -> DecodedImage:
     return load_sample(name, max_side=max_side)
 
 
-def _decode_upload(uploaded, max_side: int) -> DecodedImage | None:
-    # getvalue() gives the bytes Streamlit already holds in memory; nothing touches the disk.
+#: A decoded upload (at most 2048 x 2048 x 3 bytes, 12 MB) is kept this long unused.
+UPLOAD_TTL = "30m"
+
+
+@bounded_cache(max_entries=8, ttl=UPLOAD_TTL)
+def _cached_upload(digest: str, max_side: int, _data: bytes) -> DecodedImage | ImageDecodeError:
+    """The upload whose bytes ``_data`` have the SHA-256 ``digest``, decoded once: a rerun (any
+    widget change) and every session uploading the same file get it from here. A refusal is
+    kept too, returned rather than raised (Streamlit keeps only return values)."""
     try:
-        return decode_image(uploaded.getvalue(), max_side=max_side)
+        return decode_image(_data, max_side=max_side)
     except ImageDecodeError as error:
+        return error
+
+
+def _decode_upload(uploaded, uploaded_key: str, max_side: int) -> DecodedImage | None:
+    # getvalue() gives the bytes Streamlit already holds in memory; nothing touches the disk.
+    data = uploaded.getvalue()
+    # The digest is taken once per uploaded file (Streamlit's file_id), not on every rerun.
+    memo = f"{uploaded_key}.digest"
+    known = st.session_state.get(memo)
+    if known is None or known[0] != uploaded.file_id:
+        known = st.session_state[memo] = (uploaded.file_id, file_digest(data))
+    decoded = _cached_upload(known[1], max_side, data)
+    if isinstance(decoded, ImageDecodeError):
+        # The message can quote the file (Pillow's error text): shown as written, not markdown.
         st.error(
-            _("Could not use this upload: {error}").format(error=tr(error)),
+            _("Could not use this upload: {error}").format(error=plain(tr(decoded))),
             icon=":material/broken_image:",
         )
         return None
+    return decoded
 
 
 def image_input(
@@ -82,9 +106,9 @@ def image_input(
         if uploaded is None:
             st.info(_("Choose an image file to continue."), icon=":material/upload:")
             return None
-        decoded = _decode_upload(uploaded, max_side)
+        decoded = _decode_upload(uploaded, f"{key}.upload", max_side)
         if decoded is None:
             return None
     for note in decoded.notes:
-        st.info(tr(note), icon=":material/info:")
+        st.info(plain(tr(note)), icon=":material/info:")  # a note can quote the file's header
     return decoded.rgb

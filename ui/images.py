@@ -28,6 +28,12 @@ def digest(pixels: np.ndarray) -> str:
     return hashlib.sha256(header + np.ascontiguousarray(pixels).tobytes()).hexdigest()
 
 
+def file_digest(data: bytes) -> str:
+    """A name for a file's bytes (SHA-256): uploads are cached under it, so Streamlit never
+    hashes the bytes themselves on a rerun."""
+    return hashlib.sha256(data).hexdigest()
+
+
 @bounded_cache(kind="resource", max_entries=128, ttl=SHARED_PNG_TTL_S)  # PNGs > 32 MB: not kept
 def shared_png(key: tuple, max_width: int | None, _pixels: np.ndarray) -> bytes:
     """PNG bytes of the (H, W[, 3]) uint8 ``_pixels`` that ``key`` names, scaled down to at

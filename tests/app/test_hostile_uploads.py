@@ -1,0 +1,111 @@
+"""AppTest: hostile uploads cannot hurt the server or the page (bombs, pickles, markup)."""
+
+from __future__ import annotations
+
+import io
+import resource
+
+import numpy as np
+
+import ui.image_input as image_input
+from core.flowfill import save_flo
+from tests.test_images import sixteen_bit_png_bomb
+from ui.image_input import UPLOAD
+
+HOSTILE_NAME = "**bold**[x](javascript:alert(1))<img src=x onerror=alert(1)>"
+
+
+def _markdown_texts(at) -> list[str]:
+    """The markdown source of every element that renders markdown."""
+    kinds = ("markdown", "caption", "info", "warning", "error", "success", "toast")
+    return [str(element.value) for kind in kinds for element in getattr(at, kind)]
+
+
+# ---------------------------------------------------------------- image bombs (shared input)
+def test_sixteen_bit_png_bomb_refused_once(open_page, monkeypatch):
+    decoded = []
+    real = image_input.decode_image
+
+    def counting(*args, **kwargs):
+        decoded.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(image_input, "decode_image", counting)
+    at = open_page("home")
+    at.radio(key="home.image.source").set_value(UPLOAD).run()
+    data = sixteen_bit_png_bomb()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    at.file_uploader(key="home.image.upload").set_value(("bomb.png", data, "image/png")).run()
+    growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+    assert not at.exception, at.exception
+    errors = [element.value for element in at.error]
+    assert len(errors) == 1 and "limit of 25 Mpx" in errors[0]
+    assert "12600x12600" in errors[0] and not at.image
+    assert growth_mb < 200, f"RSS grew {growth_mb:.0f} MB"
+    at.run()  # a rerun (any widget change) does not decode the upload again
+    assert not at.exception and len(at.error) == 1
+    assert decoded == [1]
+
+
+def test_image_error_text_is_not_markdown(open_page):
+    at = open_page("home")
+    at.radio(key="home.image.source").set_value(UPLOAD).run()
+    # Pillow's error quotes the bytes it found; the page shows them as written
+    at.file_uploader(key="home.image.upload").set_value(
+        (f"{HOSTILE_NAME}.png", HOSTILE_NAME.encode() * 8, "image/png")).run()
+    assert not at.exception, at.exception
+    texts = _markdown_texts(at)
+    assert any(text.startswith("Could not use this upload") for text in texts)
+    for text in texts:
+        assert "**bold**" not in text and "](javascript" not in text
+
+
+# ---------------------------------------------------------------- flow files
+def _hostile_npy() -> bytes:
+    """A .npy whose header names a 'dtype' made of markup: the loader's error quotes it."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": HOSTILE_NAME, "fortran_order": False, "shape": (4, 4, 2)})
+    return buf.getvalue()
+
+
+def test_flow_file_header_and_name_are_not_markdown(open_page):
+    at = open_page("flow")
+    at.selectbox(key="flow.source").select("upload_flow").run()
+    at.file_uploader(key="flow.file").upload(f"{HOSTILE_NAME}.npy", _hostile_npy()).run()
+    assert not at.exception, at.exception
+    errors = [str(element.value) for element in at.error]
+    assert len(errors) == 1 and "not a readable .npy" in errors[0]
+    assert "\\*\\*bold\\*\\*" in errors[0]  # shown escaped, as typed
+    for text in _markdown_texts(at):
+        assert "**bold**" not in text and "](javascript" not in text
+
+
+def test_flow_file_huge_header_refused(open_page):
+    at = open_page("flow")
+    at.selectbox(key="flow.source").select("upload_flow").run()
+    header = np.array([202021.25], "<f4").tobytes() + np.array([90_000, 90_000], "<i4").tobytes()
+    at.file_uploader(key="flow.file").upload("big.flo", header + bytes(64)).run()
+    assert not at.exception, at.exception
+    assert any("over the size cap" in str(element.value) for element in at.error)
+
+
+def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
+    import core.flowfill
+
+    calls = []
+    real = core.flowfill.load_flow_file
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core.flowfill, "load_flow_file", counting)
+    flow = np.stack(np.meshgrid(np.linspace(-1, 1, 40), np.linspace(-1, 1, 30)), 2)
+    at = open_page("flow")
+    at.selectbox(key="flow.source").select("upload_flow").run()
+    at.file_uploader(key="flow.file").upload("ok.flo", save_flo(flow.astype(np.float32))).run()
+    at.slider(key="flow.fraction").set_value(0.45).run()
+    assert not at.exception, at.exception
+    assert not at.error
+    assert len(calls) == 1
