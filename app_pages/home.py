@@ -114,10 +114,11 @@ cudnn_used = torch.cuda.is_available() and torch.backends.cudnn.is_available()
 with st.expander(_("Reproducibility switches, and what each one costs"), expanded=True):
     st.markdown(
         _(
-            "- **One global seed** (sidebar, now `{seed}`) is applied at the start of every run "
-            "to Python's `random`, NumPy's global generator and `torch.manual_seed`, which also "
-            "seeds every CUDA device. Cost: none. It makes *random* draws repeatable, not the "
-            "arithmetic.\n"
+            "- **One seed per session** (sidebar, now `{seed}`): every random draw of the pages "
+            "comes from a private generator made from it (`torch.Generator().manual_seed(seed)`, "
+            "`np.random.default_rng(seed)`), never from the process-wide generators that all "
+            "visitors of this server share, so another visitor's seed cannot change your results "
+            "mid-run. Cost: none. It makes *random* draws repeatable, not the arithmetic.\n"
             "- **`torch.backends.cudnn.deterministic = True`** makes cuDNN pick only "
             "deterministic convolution algorithms, so the same input gives bit-identical "
             "convolutions run after run. Cost: some layers get slower (the fastest algorithms "
@@ -189,11 +190,12 @@ st.subheader(_("The cuDNN option of the sidebar"), anchor=False)
 st.markdown(
     _(
         "The sidebar's **cuDNN deterministic** toggle (now {state}) is the notes' recipe: "
-        "`seed_everything(seed, cudnn_deterministic=True)` sets "
-        "`torch.backends.cudnn.deterministic = True` and `torch.backends.cudnn.benchmark = False` "
-        "with the seed at the start of every run; off restores PyTorch's defaults (both `False`). "
-        "Read now: `deterministic = {deterministic}`, `benchmark = {benchmark}`. Like the random "
-        "generators, these flags are process-wide: every visitor of this server shares them."
+        "`torch.backends.cudnn.deterministic = True` and `torch.backends.cudnn.benchmark = False`; "
+        "off restores PyTorch's defaults (both `False`). Unlike the seed, these flags have no "
+        "per-session form: they are process-wide, so on a GPU server the last visitor's choice "
+        "applies to every visitor's convolutions. Without a GPU cuDNN is not used and the app "
+        "does not set them. Read now: `deterministic = {deterministic}`, "
+        "`benchmark = {benchmark}`."
     ).format(
         state=_("on") if settings.cudnn_deterministic else _("off"),
         deterministic=torch.backends.cudnn.deterministic,
@@ -237,8 +239,8 @@ with app_col:
     )
     st.caption(
         _(
-            "What this app does with the sidebar's seed and cuDNN option, in plain Python: all "
-            "three generators, cuDNN as a separate choice."
+            "The sidebar's seed and cuDNN option in a script of your own, where the three "
+            "process-wide generators are yours alone (the app draws from private ones instead)."
         )
     )
 recipes_box = lazy_expander(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import weakref
 import zipfile
@@ -1044,20 +1045,35 @@ def notes_callouts() -> list[NotesCallout]:
 EVAL_MODES: tuple[str, ...] = (N_("grad enabled"), "torch.no_grad()", "torch.inference_mode()")
 
 
-def _eval_model() -> nn.Module:
-    """The small CNN the no_grad demo evaluates (weights from seed 0; only shapes matter)."""
-    gen_state = torch.random.get_rng_state()
-    torch.manual_seed(0)
+def _eval_model(seed: int = 0) -> nn.Module:
+    """The small CNN the no_grad demo evaluates (only shapes matter), its weights drawn from a
+    private generator seeded with ``seed``: PyTorch's default initialization, without the
+    process-wide generator that every session of a server shares (another session seeding it
+    between two layers would change these weights). Built on the meta device, so building it
+    draws nothing from that generator either.
+
+    Raises:
+        ValueError: if ``seed`` is negative or not an integer.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     model = nn.Sequential(
-        nn.Conv2d(3, 16, 3, padding=1),
+        nn.Conv2d(3, 16, 3, padding=1, device="meta"),
         nn.ReLU(),
-        nn.Conv2d(16, 32, 3, padding=1),
+        nn.Conv2d(16, 32, 3, padding=1, device="meta"),
         nn.ReLU(),
         nn.AdaptiveAvgPool2d(1),
         nn.Flatten(),
-        nn.Linear(32, 10),
-    )
-    torch.random.set_rng_state(gen_state)
+        nn.Linear(32, 10, device="meta"),
+    ).to_empty(device="cpu")
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer in model:
+            if isinstance(layer, nn.Conv2d | nn.Linear):
+                # What reset_parameters does, with the generator made explicit.
+                nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
+                bound = 1 / math.sqrt(layer.weight[0].numel())  # 1 / sqrt(fan_in)
+                layer.bias.uniform_(-bound, bound, generator=generator)
     return model.eval()
 
 

@@ -20,15 +20,21 @@ Pure: no Streamlit.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import os
+import random
 import re
+import threading
 import traceback
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import torch
 
 #: The short name an issue or a page uses for each notes file.
@@ -151,7 +157,8 @@ def run_live(code: str) -> LiveRun:
     ``warnings.catch_warnings`` swaps process-wide state, so a warning raised at that moment by
     another session's thread may land here too; pages cache callouts, which keeps that rare.
     The snippet runs in a fresh namespace with ``torch`` not pre-imported: it must import what
-    it uses, so the same text runs as-is in a Python shell.
+    it uses, so the same text runs as-is in a Python shell. Snippets run one at a time, and the
+    process-wide generators and cuDNN flags they seed are put back afterwards.
     """
     lines: list[str] = []
 
@@ -160,10 +167,32 @@ def run_live(code: str) -> LiveRun:
 
     namespace: dict[str, object] = {"__name__": "__notes_snippet__", "print": _print}
     error = error_type = None
-    with warnings.catch_warnings(record=True) as caught:
+    with _SNIPPET_LOCK, _process_generators_kept(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             exec(compile(code, "<snippet>", "exec"), namespace)
+#: Snippets run one at a time: some seed the process-wide generators and check that draws
+#: repeat (the notes' init_seeds), which another snippet seeding them meanwhile would break.
+_SNIPPET_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _process_generators_kept() -> Iterator[None]:
+    """Put Python's ``random``, NumPy's global generator, torch's CPU generator and the cuDNN
+    flags back as they were once the block ends. A snippet that seeds them (as the notes'
+    recipes do) leaves no trace in the server process that every session shares; the app's own
+    computations draw from private generators, so a snippet's seeding never reaches them."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    cudnn = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
+    with torch.random.fork_rng(devices=[]):  # CUDA generators: seeded lazily, never drawn here
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = cudnn
+
+
         except Exception as exc:  # a snippet that demonstrates an error is expected to raise
             error_type = type(exc).__name__
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -4,7 +4,12 @@ Two things live here:
 
 * :func:`seed_everything`: one seed for Python's ``random``, NumPy's global generator and
   torch (CPU and every CUDA device), optionally with the notes' cuDNN switches
-  (``cudnn.deterministic = True``, ``cudnn.benchmark = False``, notes 004:23 and 004:26).
+  (``cudnn.deterministic = True``, ``cudnn.benchmark = False``, notes 004:23 and 004:26). These
+  generators are process-wide, so the app itself never calls it while serving: a server's
+  sessions share one process, and one session's seeding would reseed another's draws mid-run.
+  Computations take the session's seed and draw from private generators
+  (``torch.Generator().manual_seed(seed)``, ``np.random.default_rng(seed)``); snippets shown
+  to users call ``torch.manual_seed(seed)``, which is right in a script of their own.
 * :func:`deterministic_ops`: the two lists in ``torch.use_deterministic_algorithms.__doc__``
   of the *installed* torch (operations that switch to a deterministic algorithm under the flag,
   and operations that raise ``RuntimeError`` instead), parsed so that the Home page's wording
@@ -75,6 +80,29 @@ def seed_everything(seed: int, *, cudnn_deterministic: bool | None = None) -> in
         torch.backends.cudnn.deterministic = cudnn_deterministic
         torch.backends.cudnn.benchmark = False
     return seed
+
+
+def set_cudnn_flags(deterministic: bool) -> bool:
+    """Set the notes' cuDNN switches where cuDNN is used, and say whether they were set.
+
+    ``deterministic=True`` sets ``torch.backends.cudnn.deterministic = True`` and
+    ``benchmark = False`` (notes 004:23, 004:26); ``False`` restores PyTorch's defaults (both
+    ``False``). The flags are process-wide (torch has no per-thread or per-session setting): on
+    a server shared by a class, the last choice applies to every session's convolutions. Without
+    a CUDA device cuDNN is never used, so nothing is changed there and ``False`` is returned.
+
+    Raises:
+        ValueError: if ``deterministic`` is not a bool.
+    """
+    if not isinstance(deterministic, bool):
+        raise ValueError(
+            T("cudnn_deterministic must be None, True or False, got {value!r}", value=deterministic)
+        )
+    if not (torch.cuda.is_available() and torch.backends.cudnn.is_available()):
+        return False
+    torch.backends.cudnn.deterministic = deterministic
+    torch.backends.cudnn.benchmark = False
+    return True
 
 
 def _seed_torch(seed: int) -> None:

@@ -295,3 +295,97 @@ class TestDeterministicOps:
     def test_not_a_string(self):
         with pytest.raises(ValueError, match="NoneType"):
             seeding.parse_deterministic_doc(None)
+
+
+# ------------------------------------------------------------------ sessions share one process
+class TestSessionsDoNotReseedEachOther:
+    """A server's sessions are threads of one process: the process-wide generators are shared,
+    so a computation that draws from them can be reseeded by another session between two of
+    its draws. Each computation must give its single-session result whatever others do."""
+
+    @staticmethod
+    def _weights(model: torch.nn.Module) -> list[torch.Tensor]:
+        return [t.detach().clone() for t in model.state_dict().values()]
+
+    def test_interleaved_sessions_get_their_own_eval_model(self, monkeypatch):
+        import threading
+
+        from core.memory_scenarios import _eval_model
+
+        alone = self._weights(_eval_model())
+        in_first_layer, reseeded = threading.Event(), threading.Event()
+        original = torch.nn.init.kaiming_uniform_
+        main = threading.current_thread()
+
+        def pause_after_first_layer(*args, **kwargs):
+            out = original(*args, **kwargs)
+            if threading.current_thread() is main and not in_first_layer.is_set():
+                in_first_layer.set()  # the other session runs now, between our draws
+                assert reseeded.wait(30)
+            return out
+
+        def other_session():
+            assert in_first_layer.wait(30)
+            seed_everything(1234)  # another student's run seeds the process-wide generators
+            torch.rand(7)
+            reseeded.set()
+
+        monkeypatch.setattr(torch.nn.init, "kaiming_uniform_", pause_after_first_layer)
+        other = threading.Thread(target=other_session)
+        other.start()
+        try:
+            interleaved = self._weights(_eval_model())
+        finally:
+            reseeded.set()
+            other.join(30)
+        assert in_first_layer.is_set()
+        assert all(torch.equal(a, b) for a, b in zip(alone, interleaved, strict=True))
+
+    def test_eval_model_leaves_the_process_generator_alone(self):
+        from core.memory_scenarios import _eval_model
+
+        seed_everything(77)
+        expected = torch.rand(3)
+        seed_everything(77)
+        _eval_model()
+        assert torch.equal(torch.rand(3), expected)
+
+    def test_eval_model_seed_is_explicit(self):
+        from core.memory_scenarios import _eval_model
+
+        same = zip(self._weights(_eval_model(1)), self._weights(_eval_model(1)), strict=True)
+        assert all(torch.equal(a, b) for a, b in same)
+        assert not torch.equal(_eval_model(1)[0].weight, _eval_model(2)[0].weight)
+        with pytest.raises(ValueError, match="-1"):
+            _eval_model(-1)
+
+    def test_a_seeding_snippet_leaves_no_trace(self):
+        from core.notes import run_live
+
+        seed_everything(5)
+        expected = (random.random(), float(np.random.rand()), float(torch.rand(1)))
+        seed_everything(5)
+        run = run_live(
+            "import random\nimport numpy as np\nimport torch\n"
+            "random.seed(1); np.random.seed(1); torch.manual_seed(1)\n"
+            "torch.backends.cudnn.benchmark = True\nprint(torch.rand(1).item())"
+        )
+        assert run.error is None
+        assert torch.backends.cudnn.benchmark is False
+        assert (random.random(), float(np.random.rand()), float(torch.rand(1))) == expected
+
+
+class TestCudnnFlags:
+    def test_not_set_without_a_gpu(self, monkeypatch):
+        from core.seeding import set_cudnn_flags
+
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+        saved = torch.backends.cudnn.deterministic
+        assert set_cudnn_flags(not saved) is False
+        assert torch.backends.cudnn.deterministic == saved
+
+    def test_bad_value(self):
+        from core.seeding import set_cudnn_flags
+
+        with pytest.raises(ValueError, match="'yes'"):
+            set_cudnn_flags("yes")

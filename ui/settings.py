@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.environment import available_devices
-from core.seeding import MAX_SEED, seed_everything
+from core.seeding import MAX_SEED, set_cudnn_flags
 from ui.i18n import _, render_language_choice
 from ui.links import BOUND
 
@@ -48,7 +48,10 @@ def render_sidebar() -> Settings:
             step=1,
             key=SEED_KEY,
             **BOUND,
-            help=_("Seeds random, numpy and torch (CPU and CUDA) at the start of every run."),
+            help=_(
+                "This session's seed: every random draw of the pages comes from a private "
+                "generator made from it, so other visitors cannot change your results."
+            ),
         )
         cudnn = st.toggle(
             _("cuDNN deterministic"),
@@ -57,16 +60,18 @@ def render_sidebar() -> Settings:
             **BOUND,
             help=_(
                 "The notes' switches (004:23, 004:26): torch.backends.cudnn.deterministic = "
-                "True and benchmark = False, applied with the seed at the start of every run. "
-                "Slower convolutions on a GPU; no effect on the CPU. Off restores PyTorch's "
-                "defaults. See Home for what it does and does not cover."
+                "True and benchmark = False. Process-wide on a GPU server (every visitor shares "
+                "them); not applied without a GPU, where cuDNN is not used. Off restores "
+                "PyTorch's defaults. See Home for what it does and does not cover."
             ),
         )
         if len(devices) == 1:
             st.caption(_("No CUDA device found: everything runs on the CPU."))
-    # The one place where the seed (and the cuDNN switches, which like the generators are
-    # process-wide) is applied: every rerun starts from the same state.
-    seed_everything(int(seed), cudnn_deterministic=bool(cudnn))
+    # The seed is not applied to the process-wide generators: a server's sessions share them,
+    # so one session's seeding would reseed another's draws mid-run. Pages pass settings.seed
+    # to core, which draws from private generators. The cuDNN switches have no per-session
+    # form; they are set where cuDNN runs (a GPU), process-wide, and Home says so.
+    set_cudnn_flags(bool(cudnn))
     return Settings(device=str(device), seed=int(seed), cudnn_deterministic=bool(cudnn))
 
 
