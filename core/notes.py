@@ -44,8 +44,30 @@ NOTES_FILES: dict[str, str] = {
     "004": "004_eac26613ef2afffa.txt",
 }
 
-#: Where the notes live when the repo sits in its usual workspace (tests read them from here).
-SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+#: Names another folder for the notes (tests point it at an empty one to act as a lone clone).
+NOTES_DIR_ENV = "TORCH_PLAYGROUND_NOTES"
+#: Where the notes live: ``$TORCH_PLAYGROUND_NOTES``, else ``shared/seeds`` beside the repo (its
+#: usual workspace). Only tests read them; a clone without them skips those tests.
+SEEDS_DIR = Path(
+    os.environ.get(NOTES_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared" / "seeds"
+)
+
+#: The English comments of the notes' own code that the app quotes (``core.flowfill``'s
+#: ``NOTES_GRADUAL_MEAN_PYTORCH``, ``core.indexing``'s one-hot example). They are the notes'
+#: words, so they stay as written in every language and are not catalog messages. Listed here,
+#: not looked up in the notes, so a clone without the notes tells them from the app's own
+#: comments the same way (tests/test_notes.py checks the list against the notes).
+NOTES_CODE_COMMENTS: frozenset[str] = frozenset(
+    {
+        "1. Calculate filters window size",
+        "2. Get non-nan tensor and mask",
+        "3. Smoothen non-nan tensor and mar",
+        "4. In case there were still nan",
+        "5. Mean merge all filtered tensor",
+        "6. Replace NaN values in the input tensor",
+        "Tensor -> Numpy",
+    }
+)
 
 Verdict = Literal["wrong", "out of date", "incomplete", "differs from the app"]
 VERDICTS: tuple[str, ...] = ("wrong", "out of date", "incomplete", "differs from the app")
@@ -148,6 +170,28 @@ class LiveRun:
         return "\n".join(parts)
 
 
+#: Snippets run one at a time: some seed the process-wide generators and check that draws
+#: repeat (the notes' init_seeds), which another snippet seeding them meanwhile would break.
+_SNIPPET_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _process_generators_kept() -> Iterator[None]:
+    """Put Python's ``random``, NumPy's global generator, torch's CPU generator and the cuDNN
+    flags back as they were once the block ends. A snippet that seeds them (as the notes'
+    recipes do) leaves no trace in the server process that every session shares; the app's own
+    computations draw from private generators, so a snippet's seeding never reaches them."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    cudnn = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
+    with torch.random.fork_rng(devices=[]):  # CUDA generators: seeded lazily, never drawn here
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = cudnn
+
+
 def run_live(code: str) -> LiveRun:
     """Execute ``code`` (the app's own snippet, never user text) and capture what it did.
 
@@ -171,28 +215,6 @@ def run_live(code: str) -> LiveRun:
         warnings.simplefilter("always")
         try:
             exec(compile(code, "<snippet>", "exec"), namespace)
-#: Snippets run one at a time: some seed the process-wide generators and check that draws
-#: repeat (the notes' init_seeds), which another snippet seeding them meanwhile would break.
-_SNIPPET_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _process_generators_kept() -> Iterator[None]:
-    """Put Python's ``random``, NumPy's global generator, torch's CPU generator and the cuDNN
-    flags back as they were once the block ends. A snippet that seeds them (as the notes'
-    recipes do) leaves no trace in the server process that every session shares; the app's own
-    computations draw from private generators, so a snippet's seeding never reaches them."""
-    py_state, np_state = random.getstate(), np.random.get_state()
-    cudnn = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
-    with torch.random.fork_rng(devices=[]):  # CUDA generators: seeded lazily, never drawn here
-        try:
-            yield
-        finally:
-            random.setstate(py_state)
-            np.random.set_state(np_state)
-            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = cudnn
-
-
         except Exception as exc:  # a snippet that demonstrates an error is expected to raise
             error_type = type(exc).__name__
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -277,6 +299,14 @@ def all_callouts() -> list[NotesCallout]:
 # --------------------------------------------------------------------------------------------
 # Reading the notes themselves (tests; the app never needs the files)
 # --------------------------------------------------------------------------------------------
+
+
+def is_notes_code_comment(comment: str) -> bool:
+    """Whether ``comment`` (a ``#`` comment's text, with or without a leading list number) is
+    one of :data:`NOTES_CODE_COMMENTS`."""
+    text = comment.strip()
+    numbered = {re.sub(r"^\d+\.\s*", "", quoted) for quoted in NOTES_CODE_COMMENTS}
+    return text in NOTES_CODE_COMMENTS or text in numbered
 
 
 def normalise_notes_text(text: str) -> str:

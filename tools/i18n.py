@@ -105,10 +105,11 @@ def snippet_comments(domain: str) -> set[str]:
 
 
 def _in_the_notes(comment: str) -> bool:
-    """The notes' own code keeps its comments as written (it is quoted, not ours)."""
-    from core.notes import normalise_notes_text, notes_corpus
+    """The notes' own code keeps its comments as written (it is quoted, not ours). Decided by
+    the list in core.notes, not by reading the notes, so a clone without them agrees."""
+    from core.notes import is_notes_code_comment
 
-    return normalise_notes_text(comment) in notes_corpus()
+    return is_notes_code_comment(comment)
 
 
 def _add_snippet_comments(domain: str) -> None:

@@ -35,6 +35,9 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 #: A message quoted as torch or the allocator printed it ('CUDA out of memory. ...') stays
 #: English, like code.
 _QUOTED = re.compile(r"'[^'\n]{4,}'")
+_NOTES_QUOTE = re.compile(
+    r'<blockquote lang="(zh-CN|en)" class="notes-quote"[^>]*>[^<]*</blockquote>$'
+)
 _URL = re.compile(r"https?://\S+")
 _MD_LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
@@ -180,22 +183,27 @@ def chinese_outside_quotes(texts: list[VisibleText]) -> list[VisibleText]:
 
 
 def untranslated(texts: list[VisibleText]) -> list[tuple[str, str]]:
-    """``(where, sentence)`` for every English sentence left in a Chinese run. A notes quote
-    (text of a notes callout found verbatim in the notes) stays as the notes wrote it, English
-    phrases included."""
+    """``(where, sentence)`` for every English sentence left in a Chinese run. The notes' words
+    stay as the notes wrote them, English phrases included: a quote the page marks as the notes'
+    (:func:`is_notes_quote`) and a comment of the notes' own code
+    (``core.notes.NOTES_CODE_COMMENTS``). Neither needs the notes files, so a clone without
+    them checks its pages the same way."""
+    from core.notes import is_notes_code_comment
+
     return [
         (t.where, run)
         for t in texts
-        if not ((t.in_callout or t.where == "code.comment") and _is_notes_quote(t.text))
+        if not is_notes_quote(t)
+        and not (t.where == "code.comment" and is_notes_code_comment(t.text))
         for run in english_sentences(t.text)
     ]
 
 
-def _is_notes_quote(text: str) -> bool:
-    from core.notes import normalise_notes_text, notes_corpus
-
-    quote = normalise_notes_text(text)
-    return len(quote) > 4 and quote in notes_corpus()
+def is_notes_quote(text: VisibleText) -> bool:
+    """Whether ``text`` is a quote of the notes as ``ui.notes_callout.notes_quote`` draws it: a
+    ``<blockquote class="notes-quote">`` whose language is marked (``zh-CN``, or ``en`` where
+    the notes copied English docs)."""
+    return text.where == "html.body" and bool(_NOTES_QUOTE.match(text.text.strip()))
 
 
 def main(argv: list[str]) -> int:
