@@ -56,11 +56,11 @@ from core.text import N_, T
 from ui.caching import bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
-from ui.i18n import _, cite, current_language, tr, translator
+from ui.i18n import _, cite, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.markdown import plain
-from ui.notes_callout import callouts_of, notes_callout
+from ui.notes_callout import callouts_of, notes_callout, notes_quote
 from ui.settings import current_settings
 
 IMAGE_CAP = 1024  # uploaded image pairs: Farneback + every method must stay interactive
@@ -407,6 +407,23 @@ def _show_comparison_if_on() -> None:
         st.session_state["flow.details_tab"] = _(DETAIL_TABS[1])
 
 
+#: Sources whose flow comes from two images: the forward-backward check applies to them only.
+IMAGE_SOURCES = ("stereo", "affine", "upload_pair")
+
+
+def _suggest_mask() -> None:
+    """When the visitor picks another source, suggest its mask: the forward-backward check for
+    two images, random pixels when that check no longer applies.
+
+    A suggestion, not the menu's default: Streamlit leaves a value equal to the default out of
+    the URL, so a default that followed the source would make a link drop the mask a visitor
+    kept (the stereo pair with random pixels would open with the forward-backward check)."""
+    if st.session_state.get("flow.source") in IMAGE_SOURCES:
+        st.session_state["flow.mask"] = "fb"
+    elif st.session_state.get("flow.mask") == "fb":
+        st.session_state["flow.mask"] = "random"
+
+
 class _QuietStatus:
     """Stands in for ``st.status`` when only the main fill runs: nothing to report."""
 
@@ -430,7 +447,8 @@ def _seconds(ms: float) -> str:
 with layout.controls:
     t = translator()
     source = st.selectbox(_("Flow source"), list(SOURCES), format_func=lambda v: t(SOURCES[v]),
-                          key="flow.source", help=_(SOURCE_HELP), **BOUND)
+                          key="flow.source", help=_(SOURCE_HELP), on_change=_suggest_mask,
+                          **BOUND)
     field, size, noise = "rotation", "240x320", 0.0
     upload = None
     pair: tuple[object, object] = (None, None)
@@ -455,11 +473,12 @@ with layout.controls:
             st.file_uploader(_("Second image"), type=["png", "jpg", "jpeg", "bmp"],
                              key="flow.image2"),
         )
-    image_source = source in ("stereo", "affine", "upload_pair")
+    image_source = source in IMAGE_SOURCES
     mask_options = list(MASKS) if image_source else [m for m in MASKS if m != "fb"]
+    # The default is the same for every source (see _suggest_mask), so a link that leaves the
+    # mask out means the same mask whatever source it names.
     mask = st.selectbox(_("Hole mask"), mask_options, format_func=lambda v: t(MASKS[v]),
-                        key="flow.mask",
-                        index=mask_options.index("fb") if image_source else 0, **BOUND)
+                        key="flow.mask", index=0, **BOUND)
     fraction, hole_size, fb_threshold = 0.3, 12, 1.0
     if mask in ("random", "blobs", "stripes"):
         fraction = st.slider(_("Hole fraction"), 0.05, 1.0, 0.3, 0.05, key="flow.fraction",
@@ -827,9 +846,9 @@ if accuracy_box.open:
                 claim.markdown(_("**The notes say** ({ref}, after the NumPy loop)").format(
                     ref=cite(NOTES_CLAIM_REF)))
                 # keyed like a callout: the notes' own Chinese, verbatim in both languages
-                claim.container(key="notes_callout-flow_claim_quote").text(NOTES_CLAIM_ZH)
-                if current_language() == "en":  # a Chinese reader reads the quote itself
-                    claim.text("In English: vectorised with PyTorch, it gets to about 3 ms.")
+                with claim.container(key="notes_callout-flow_claim_quote"):
+                    notes_quote(NOTES_CLAIM_ZH,
+                                "vectorised with PyTorch, it gets to about 3 ms.")
                 measured.markdown(_("**Measured here** just now")
                                   if stamps[NOTES_TORCH_METHOD] >= run_start
                                   else _("**Measured here** (from the cache)"))

@@ -54,7 +54,7 @@ from ui.code import show_code
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
-from ui.notes_callout import callouts_of, notes_callout, notes_citation
+from ui.notes_callout import callouts_of, notes_callout, notes_citation, notes_quote
 from ui.settings import current_settings
 from ui.tables import show_table
 from ui.visibility import tab_hidden
@@ -835,12 +835,10 @@ def _cudnn_error_tab() -> None:
             language="text",
             wrap_lines=True,
         )
-        st.text("很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;")
-        if current_language() == "en":  # a Chinese reader reads the notes' own words
-            st.text(
-                "In English: most likely the GPU does not have enough memory; making batch_size "
-                "smaller solved it."
-            )
+        notes_quote(
+            "很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;",
+            "most likely the GPU does not have enough memory; making batch_size smaller solved it.",
+        )
         st.markdown(
             _(
                 "**Why.** For each convolution cuDNN offers several algorithms, many of which "

@@ -164,3 +164,117 @@ def test_a_run_that_shows_nothing_claims_no_verdict(monkeypatch, module_name, ke
     monkeypatch.setattr(module, constant, stand_in)
     after = {c.key: c for c in module.notes_callouts()}[key]
     assert after.verdict == "incomplete", (key, after.today)
+
+
+# ---------------------------------------------------------------- a clone without the notes
+@needs_notes
+def test_the_notes_code_comments_are_listed_and_are_the_notes_own(monkeypatch):
+    """core.notes.NOTES_CODE_COMMENTS is exactly the snippet comments found in the notes: each
+    entry is there, and no comment of the app's snippets that is in the notes is missing."""
+    import tools.i18n
+    from core.notes import NOTES_CODE_COMMENTS, notes_corpus
+
+    corpus = notes_corpus()
+    assert [c for c in NOTES_CODE_COMMENTS if normalise_notes_text(c) not in corpus] == []
+    monkeypatch.setattr(tools.i18n, "_in_the_notes", lambda comment: False)
+    every = set().union(*(tools.i18n.snippet_comments(d) for d in tools.i18n.DOMAINS))
+    in_notes = {c for c in every if normalise_notes_text(c) in corpus}
+    assert in_notes == set(NOTES_CODE_COMMENTS)
+
+
+def test_the_language_checks_do_not_read_the_notes(monkeypatch):
+    """The catalog check and the page check tell the notes' words from the app's own without
+    the notes files: a clone without ../shared checks its pages the same way."""
+    import core.notes
+    import tools.i18n
+    from tests.app.i18n_checks import VisibleText, untranslated
+
+    def absent(*_args):
+        raise FileNotFoundError("no notes beside this clone")
+
+    monkeypatch.setattr(core.notes, "notes_corpus", absent)
+    monkeypatch.setattr(core.notes, "notes_lines", absent)
+    assert "1. Calculate filters window size" not in tools.i18n.snippet_comments("flow")
+    assert "Tensor -> Numpy" not in tools.i18n.snippet_comments("indexing")
+    assert "n = 4 per channel" in tools.i18n.snippet_comments("batchnorm")  # the app's own
+    quote = (
+        '<blockquote lang="en" class="notes-quote" style="margin: 0">'
+        "all values in a row along the specified dimension must be unique</blockquote>"
+    )
+    texts = [
+        VisibleText("code.comment", "Calculate filters window size", False),
+        VisibleText("html.body", quote, True),
+    ]
+    assert untranslated(texts) == []
+    # the app's own English is still found, quote-like text outside the marked quote too
+    assert untranslated([VisibleText("code.comment", "n = 4 per channel and more", False)])
+    assert untranslated([VisibleText("text.body", "all values in a row must be unique", True)])
+
+
+def test_a_lone_clone_passes_or_skips_what_needs_the_notes(tmp_path):
+    """With the notes' folder empty (as on a clone without ../shared), the notes-dependent
+    tests skip with the reason and the catalog checks of the pages that quote the notes' code
+    pass (the notes' comments are not taken for app strings)."""
+    import os
+    import subprocess
+    import sys
+
+    from core.notes import NOTES_DIR_ENV
+
+    env = {**os.environ, NOTES_DIR_ENV: str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+         "tests/test_notes.py", "tests/app/test_i18n.py",
+         "-k", "quotes_the_notes or code_comments_are_listed"
+               " or (every_marked_string and (flow or indexing))"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert f"the notes are not beside the repo ({tmp_path})" in result.stdout, result.stdout
+
+
+# ---------------------------------------------------------------- quotes carry their language
+def _quote_page(lang: str):
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import streamlit as st
+
+        from ui.notes_callout import notes_quote
+
+        st.session_state["lang"] = st.query_params.get("lang", "en")
+        notes_quote("size 代表的是输出网格 <b>的</b>\n分辨率", "size is the output grid")
+        notes_quote("all values in a row must be unique", "the same, in English already")
+
+    at = AppTest.from_function(page, default_timeout=60)
+    at.query_params["lang"] = lang
+    return at.run()
+
+
+def _html_bodies(at) -> list[str]:
+    found: list[str] = []
+
+    def walk(node):
+        if getattr(node, "type", "") == "html":
+            found.append(node.proto.body)
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_notes_quote_carries_its_language(lang):
+    """A screen reader reads the notes' Chinese with Chinese rules (WCAG 3.1.2): the quote is
+    marked lang="zh-CN" (a quote of English docs lang="en"), escaped, its lines kept; an English
+    visitor gets the English gloss beside it, a Chinese one the quote alone."""
+    at = _quote_page(lang)
+    assert not at.exception, at.exception
+    chinese, english = _html_bodies(at)
+    assert chinese.startswith('<blockquote lang="zh-CN" class="notes-quote"')
+    assert "&lt;b&gt;的&lt;/b&gt;\n分辨率</blockquote>" in chinese  # escaped, line kept
+    assert english.startswith('<blockquote lang="en" class="notes-quote"')
+    glosses = [t.value for t in at.text if t.value.startswith("In English:")]
+    expected = ["In English: size is the output grid", "In English: the same, in English already"]
+    assert glosses == (expected if lang == "en" else [])

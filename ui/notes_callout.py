@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import html
 import importlib
+import re
 
 import streamlit as st
 
 from core.notes import NotesCallout, NotesRef
 from core.text import N_
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.code import localized
 from ui.i18n import _, cite, current_language, tr
-from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.markdown import plain
 
 # The verdict badges (core.notes.VERDICTS), marked for the catalog.
@@ -33,8 +35,8 @@ def notes_callout(callout: NotesCallout) -> None:
     """Draw one callout: the notes' quote (Chinese, verbatim) and gloss beside today's live run.
 
     The container's key is ``notes_callout-<key>`` so browser tests can find it as
-    ``.st-key-notes_callout-<key>``. Texts go through ``st.text``/``st.code`` (no markdown), so
-    a quote with ``*`` or ``_`` shows as written.
+    ``.st-key-notes_callout-<key>``. Texts go through ``st.text``/``st.code`` (no markdown) and
+    the quote through :func:`notes_quote` (escaped HTML), so a ``*`` or ``_`` shows as written.
     """
     with st.container(border=True, key=f"notes_callout-{callout.key}"):
         head, badge = st.columns([5, 1], vertical_alignment="center")
@@ -46,9 +48,7 @@ def notes_callout(callout: NotesCallout) -> None:
         notes_col, today_col = st.columns(2)
         with notes_col:
             st.markdown(_("**The notes say** ({ref})").format(ref=cite(callout.ref)))
-            st.text(callout.quote_display)
-            if current_language() == "en":  # a Chinese reader reads the quote itself
-                st.text(f"In English: {callout.gloss_en}")
+            notes_quote(callout.quote_display, callout.gloss_en)
         with today_col:
             st.markdown(f"**{today_heading(callout)}**")
             today = _(callout.today)
@@ -61,6 +61,29 @@ def notes_callout(callout: NotesCallout) -> None:
             st.code(
                 callout.run.transcript or _("(prints nothing)"), language="text", wrap_lines=True
             )
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def notes_quote(quote_zh: str, gloss_en: str) -> None:
+    """The notes' own Chinese words, then (for an English visitor) ``gloss_en`` beside them.
+
+    The quote is marked ``lang="zh-CN"`` (``lang="en"`` when it has no Chinese, where the notes
+    copied English docs) so a screen reader reads it with the right rules on either page (WCAG
+    3.1.2, Language of Parts); the gloss is English, the page's language wherever it is shown.
+    The text is the app's own (from the notes) but is escaped all the same, so a ``<`` in a
+    quote shows as written; line breaks are kept as ``st.text`` kept them.
+    """
+    # The notes sometimes copy English docs word for word: such a quote is English, not Chinese.
+    lang = "zh-CN" if _CJK.search(quote_zh) else "en"
+    st.html(
+        f'<blockquote lang="{lang}" class="notes-quote" style="white-space: pre-wrap; margin: 0; '
+        f'padding-left: 0.75rem; border-left: 3px solid rgba(128, 128, 128, 0.5)">'
+        f"{html.escape(quote_zh)}</blockquote>"
+    )
+    if current_language() == "en":  # a Chinese reader reads the quote itself
+        st.text(f"In English: {gloss_en}")
 
 
 def today_heading(callout: NotesCallout) -> str:
