@@ -14,9 +14,12 @@ cache (``$TORCH_HOME/hub/checkpoints``), or when the caller explicitly asks for 
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
-import warnings
+import pickle
+import struct
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -657,6 +660,391 @@ def _load_state_dict(model: nn.Module, state: Mapping[str, torch.Tensor], *, wha
     model.load_state_dict(state, strict=True)
 
 
+# The upload cap: Streamlit refuses larger files (``server.maxUploadSize`` in
+# .streamlit/config.toml, in MiB; a test keeps the two equal), and a model archive may not declare
+# more than this once expanded.
+MAX_UPLOAD_MB = 200
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+# Records in a torch.save archive or tensors in a safetensors file. ResNet-50 has 320 tensors and
+# torch.save adds ~6 records; every entry costs parser memory before anything else is checked.
+MAX_ENTRIES = 4096
+MAX_ENTRY_NAME = 255
+# torch.save's data.pkl describes the tensors (~100 bytes each), it does not hold their bytes.
+# Bounding it bounds what the weights-only unpickler can build (a list of 100 M ints is 3 GB).
+MAX_PICKLE_BYTES = 4 * 1024 * 1024
+MAX_SAFETENSORS_HEADER = 4 * 1024 * 1024  # JSON; ViT-B/16's is ~20 KB
+# How to export weights, quoted in every refusal: code, so not translated.
+SAVE_STATE_DICT = 'torch.save(model.state_dict(), "weights.pt")'
+SAVE_SAFETENSORS = 'safetensors.torch.save_file(model.state_dict(), "weights.safetensors")'
+
+_ZIP_LOCAL_HEADER = b"PK\x03\x04"
+_EOCD = struct.Struct("<4s4H2LH")  # end of central directory record, 22 bytes
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")  # 20 bytes, just before the EOCD
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # 56 bytes
+_CENTRAL_RECORD_MAX = 46 + MAX_ENTRY_NAME + 2 * 0xFFFF  # fixed part, name, extra and comment
+# Entries only TorchScript archives have (torch.jit.save): the model's Python code and the
+# pickles that call it.
+_TORCHSCRIPT_FILES = frozenset({"constants.pkl", "bytecode.pkl"})
+
+
+def _refuse_code(filename: str, reason: T) -> ValueError:
+    return ValueError(
+        T(
+            "{filename} was refused: {reason} Loading it would run the uploader's code on this "
+            "server. Upload only the weights, saved with {torch_save} or {safetensors_save}, "
+            "and pick the architecture they belong to.",
+            filename=filename,
+            reason=reason,
+            torch_save=SAVE_STATE_DICT,
+            safetensors_save=SAVE_SAFETENSORS,
+        )
+    )
+
+
+def _refuse_archive(filename: str, problem: T) -> ValueError:
+    return ValueError(
+        T(
+            "{filename} was refused before anything in it was expanded: {problem} "
+            "torch.save writes one folder of uncompressed records; save the weights again with "
+            "{torch_save} or {safetensors_save}.",
+            filename=filename,
+            problem=problem,
+            torch_save=SAVE_STATE_DICT,
+            safetensors_save=SAVE_SAFETENSORS,
+        )
+    )
+
+
+def _zip_directory_bounds(data: bytes) -> tuple[int, int] | None:
+    """(entry count, central directory bytes) from the end records of the zip ``data``, read
+    before ``zipfile`` builds one object per entry; None when there is no end record at the very
+    end (torch.save writes no archive comment, so anything after it is not torch.save's)."""
+    if len(data) < _EOCD.size:
+        return None
+    sig, _, _, _, entries, cd_size, _, comment = _EOCD.unpack_from(data, len(data) - _EOCD.size)
+    if sig != b"PK\x05\x06" or comment:
+        return None
+    locator_at = len(data) - _EOCD.size - _ZIP64_LOCATOR.size
+    if locator_at >= 0 and data[locator_at : locator_at + 4] == b"PK\x06\x07":
+        _, _, record_at, _ = _ZIP64_LOCATOR.unpack_from(data, locator_at)
+        if record_at + _ZIP64_EOCD.size > locator_at:
+            return None
+        record = _ZIP64_EOCD.unpack_from(data, record_at)
+        if record[0] != b"PK\x06\x06":
+            return None
+        entries, cd_size = max(entries, record[7]), max(cd_size, record[8])
+    return entries, cd_size
+
+
+def _check_torch_archive(data: bytes, filename: str) -> None:
+    """Check a torch.save zip without expanding anything: at most ``MAX_ENTRIES`` records with
+    plain names in one folder, a ``data.pkl`` of at most ``MAX_PICKLE_BYTES``, every record
+    stored (not compressed) and the declared sizes summing to at most the file size (itself at
+    most ``MAX_UPLOAD_BYTES``). TorchScript archives are refused as code.
+
+    Raises:
+        ValueError: naming the first problem found.
+    """
+    bounds = _zip_directory_bounds(data)
+    if bounds is None:
+        raise _refuse_archive(
+            filename, T("its zip directory is not at the end of the file, or is damaged.")
+        )
+    entries, cd_size = bounds
+    if entries > MAX_ENTRIES or cd_size > MAX_ENTRIES * _CENTRAL_RECORD_MAX:
+        raise _refuse_archive(
+            filename,
+            T(
+                "it declares {n:,} entries; a model has at most {limit:,}.",
+                n=entries,
+                limit=MAX_ENTRIES,
+            ),
+        )
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, struct.error) as exc:
+        raise _refuse_archive(
+            filename, T("its zip directory is damaged ({error}).", error=str(exc)[:200])
+        ) from exc
+    if len(infos) > MAX_ENTRIES:
+        raise _refuse_archive(
+            filename,
+            T(
+                "it holds {n:,} entries; a model has at most {limit:,}.",
+                n=len(infos),
+                limit=MAX_ENTRIES,
+            ),
+        )
+    for info in infos:
+        parts = info.filename.split("/")
+        if parts[-1] in _TORCHSCRIPT_FILES or "code" in parts[1:-1] or parts[-1].endswith(".py"):
+            raise _refuse_code(
+                filename,
+                T(
+                    "it is a TorchScript archive (torch.jit.save; it holds {entry}), a program "
+                    "that carries its own code, not only weights.",
+                    entry=info.filename[:MAX_ENTRY_NAME],
+                ),
+            )
+    names: set[str] = set()
+    for info in infos:
+        name = info.filename
+        parts = name.split("/")
+        plain = (
+            len(name) <= MAX_ENTRY_NAME
+            and name.isascii()
+            and name.isprintable()
+            and "\\" not in name
+            and all(part not in ("", ".", "..") for part in parts)
+        )
+        if not plain:
+            raise _refuse_archive(
+                filename,
+                T("entry {name!r} is not a plain relative path.", name=name[:MAX_ENTRY_NAME]),
+            )
+        if name in names:
+            raise _refuse_archive(filename, T("entry {name!r} appears twice.", name=name))
+        names.add(name)
+    folder = infos[0].filename.split("/")[0] if infos else ""
+    if not infos or any(not name.startswith(folder + "/") for name in names):
+        raise _refuse_archive(filename, T("its entries are not all in one folder."))
+    pickle_info = next((i for i in infos if i.filename == f"{folder}/data.pkl"), None)
+    if pickle_info is None:
+        raise _refuse_archive(filename, T("it has no data.pkl record."))
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+            raise _refuse_archive(
+                filename,
+                T(
+                    "entry {name!r} is compressed ({packed:,} bytes that expand to {size:,}); "
+                    "a compressed record can be a decompression bomb.",
+                    name=info.filename,
+                    packed=info.compress_size,
+                    size=info.file_size,
+                ),
+            )
+        if info.flag_bits & 0x1:
+            raise _refuse_archive(filename, T("entry {name!r} is encrypted.", name=info.filename))
+    total = sum(info.file_size for info in infos)
+    if total > MAX_UPLOAD_BYTES:
+        raise _refuse_archive(
+            filename,
+            T(
+                "its entries declare {total:,} bytes, more than the {limit} MB upload limit.",
+                total=total,
+                limit=MAX_UPLOAD_MB,
+            ),
+        )
+    if total > len(data):
+        raise _refuse_archive(
+            filename,
+            T(
+                "its entries declare {total:,} bytes, more than the {size:,} bytes of the file "
+                "(uncompressed records cannot be larger than the file holding them).",
+                total=total,
+                size=len(data),
+            ),
+        )
+    if pickle_info.file_size > MAX_PICKLE_BYTES:
+        raise _refuse_archive(
+            filename,
+            T(
+                "its data.pkl is {size:,} bytes; a state_dict's description of its tensors is "
+                "far smaller (at most {limit:,} bytes here).",
+                size=pickle_info.file_size,
+                limit=MAX_PICKLE_BYTES,
+            ),
+        )
+
+
+def _load_torch_archive(data: bytes, filename: str) -> object:
+    """``torch.load(weights_only=True)`` of the zip ``data`` after :func:`_check_torch_archive`."""
+    _check_torch_archive(data, filename)
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:  # the weights-only unpickler met a class or function
+        raise _refuse_code(
+            filename,
+            T(
+                "it holds pickled Python objects, not only tensors (for example a whole model "
+                "saved with torch.save(model)): {error}",
+                error=str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "",
+            ),
+        ) from exc
+    except Exception as exc:  # torch's reader raises RuntimeError, ValueError, ... on bad records
+        raise ValueError(
+            T(
+                "{filename} could not be read with torch.load(weights_only=True) ({kind}: "
+                "{error}). Save the weights with {torch_save} or {safetensors_save}.",
+                filename=filename,
+                kind=type(exc).__name__,
+                error=str(exc)[:200],
+                torch_save=SAVE_STATE_DICT,
+                safetensors_save=SAVE_SAFETENSORS,
+            )
+        ) from exc
+
+
+def _is_safetensors(data: bytes) -> bool:
+    # 8-byte little-endian header length, then the JSON header, which starts with "{"
+    return len(data) > 8 and data[8:9] == b"{"
+
+
+def _check_safetensors(data: bytes, filename: str) -> None:
+    """Check a safetensors header before the library reads the file: a JSON object of at most
+    ``MAX_SAFETENSORS_HEADER`` bytes inside the file, at most ``MAX_ENTRIES`` tensors, each one's
+    byte range inside the data that follows the header.
+
+    Raises:
+        ValueError: naming the first problem found.
+    """
+
+    def refuse(problem: T) -> ValueError:
+        return ValueError(
+            T(
+                "{filename} was refused: its safetensors header is not valid: {problem} Save the "
+                "weights again with {safetensors_save}.",
+                filename=filename,
+                problem=problem,
+                safetensors_save=SAVE_SAFETENSORS,
+            )
+        )
+
+    size = int.from_bytes(data[:8], "little")
+    if size > MAX_SAFETENSORS_HEADER:
+        raise refuse(
+            T(
+                "it declares {size:,} bytes, more than {limit:,}.",
+                size=size,
+                limit=MAX_SAFETENSORS_HEADER,
+            )
+        )
+    if 8 + size > len(data):
+        raise refuse(
+            T("it declares {size:,} bytes but the file has {n:,}.", size=size, n=len(data))
+        )
+    try:
+        header = json.loads(data[8 : 8 + size])
+    except (ValueError, RecursionError) as exc:  # RecursionError: [[[[...]]]] nested too deep
+        raise refuse(T("it is not JSON ({error}).", error=str(exc)[:200])) from exc
+    # it starts with "{" (see _is_safetensors), so it parsed to a dict
+    tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+    if len(tensors) > MAX_ENTRIES:
+        raise refuse(
+            T(
+                "it lists {n:,} tensors; a model has at most {limit:,}.",
+                n=len(tensors),
+                limit=MAX_ENTRIES,
+            )
+        )
+    available = len(data) - 8 - size
+    for name, entry in tensors.items():
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        valid = (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(type(o) is int for o in offsets)
+            and 0 <= offsets[0] <= offsets[1] <= available
+        )
+        if not valid:
+            raise refuse(
+                T(
+                    "tensor {name!r} has data_offsets {offsets!r}, not a range inside the "
+                    "{n:,} data bytes.",
+                    name=str(name)[:MAX_ENTRY_NAME],
+                    offsets=offsets,
+                    n=available,
+                )
+            )
+
+
+def _load_safetensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
+    """``safetensors.torch.load`` of ``data`` after :func:`_check_safetensors`."""
+    from safetensors.torch import load as load_safetensors
+
+    _check_safetensors(data, filename)
+    try:
+        return load_safetensors(data)
+    except Exception as exc:  # SafetensorError, and torch errors for unknown dtypes
+        raise ValueError(
+            T(
+                "{filename} is not a valid safetensors file ({kind}: {error}). Save the weights "
+                "again with {safetensors_save}.",
+                filename=filename,
+                kind=type(exc).__name__,
+                error=str(exc)[:200],
+                safetensors_save=SAVE_SAFETENSORS,
+            )
+        ) from exc
+
+
+def read_weights(data: bytes, *, filename: str = "upload") -> dict[str, torch.Tensor]:
+    """The tensors of an uploaded weights file, without running anything from it.
+
+    ``data`` is a ``torch.save`` zip (``.pt``/``.pth``; checked by :func:`_check_torch_archive`
+    before ``torch.load(weights_only=True)``) or a ``safetensors`` file (header checked first).
+    The format is read from the bytes, not from ``filename``, which only names the file in
+    messages. A ``{"state_dict": ...}`` checkpoint is unwrapped and DataParallel's ``module.``
+    prefix is removed.
+
+    Raises:
+        ValueError: empty or over ``MAX_UPLOAD_BYTES``; TorchScript, a pickled object or a plain
+            pickle (each would run code from the file); a zip that is not torch.save's (compressed
+            or oversized records, odd names, too many entries); a bad safetensors header; no
+            tensors inside. The message says what to upload instead.
+    """
+    if not data:
+        raise ValueError(T("{filename} is empty (0 bytes).", filename=filename))
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ValueError(
+            T(
+                "{filename} is {size:,} bytes; uploads are limited to {limit} MB.",
+                filename=filename,
+                size=len(data),
+                limit=MAX_UPLOAD_MB,
+            )
+        )
+    if data.startswith(_ZIP_LOCAL_HEADER):
+        obj: object = _load_torch_archive(data, filename)
+    elif _is_safetensors(data):
+        obj = _load_safetensors(data, filename)
+    elif data[:1] == b"\x80":  # pickle protocol 2+: PyTorch's legacy (< 1.6) format, pickle.dump
+        raise ValueError(
+            T(
+                "{filename} was refused: it is a plain pickle (PyTorch's legacy pre-1.6 format, "
+                "or pickle.dump). It cannot be checked before it is unpickled, and unpickling "
+                "can run code. Save the weights again with a current PyTorch: {torch_save}, or "
+                "{safetensors_save}.",
+                filename=filename,
+                torch_save=SAVE_STATE_DICT,
+                safetensors_save=SAVE_SAFETENSORS,
+            )
+        )
+    else:
+        raise ValueError(
+            T(
+                "{filename} is neither a torch.save file (.pt, .pth: a zip archive) nor a "
+                "safetensors file. Upload weights saved with {torch_save} or "
+                "{safetensors_save}.",
+                filename=filename,
+                torch_save=SAVE_STATE_DICT,
+                safetensors_save=SAVE_SAFETENSORS,
+            )
+        )
+    state = _unwrap_state_dict(obj)
+    if state is None:
+        raise ValueError(
+            T(
+                "{filename} loaded, but holds a {kind}, not a state_dict of tensors. "
+                "Save with {torch_save}.",
+                filename=filename,
+                kind=type(obj).__name__,
+                torch_save=SAVE_STATE_DICT,
+            )
+        )
+    return dict(state)
+
+
 def load_custom_model(
     data: bytes,
     *,
@@ -665,73 +1053,36 @@ def load_custom_model(
     device: str = "cpu",
     preprocessing: Preprocessing | None = None,
 ) -> LoadedModel:
-    """Load an uploaded model file safely: TorchScript via ``torch.jit.load``, otherwise a
-    ``state_dict`` via ``torch.load(weights_only=True)`` into ``architecture`` (one of
-    ``CUSTOM_ARCHITECTURES``). No pickled code is ever executed.
+    """Load uploaded weights into ``architecture`` (one of ``CUSTOM_ARCHITECTURES``), running
+    nothing from the file.
 
-    The model must map (1, 3, H, W) float to (1, num_classes) logits; categories are ImageNet's
-    when num_classes is 1000, else "class 0", "class 1", ...
+    ``data`` is a state_dict saved with ``torch.save`` or a ``safetensors`` file; both are read
+    by :func:`read_weights`, which checks the archive before anything in it is expanded.
+    TorchScript and pickled modules are refused: they carry code. Keys and shapes must match the
+    architecture with its 1000-class ImageNet head (strict), so the categories are ImageNet's.
 
     Raises:
-        ValueError: empty file, neither TorchScript nor a state_dict, unknown architecture, keys or
-            shapes that do not match, or outputs of the wrong shape.
+        ValueError: everything :func:`read_weights` raises; no or an unknown architecture; keys or
+            shapes that do not match; outputs of the wrong shape.
     """
     dev = _check_device(device)
-    if not data:
-        raise ValueError(T("{filename} is empty (0 bytes).", filename=filename))
-    script_error: Exception | None = None
-    model: nn.Module | None = None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # "torch.jit is deprecated"
-            model = torch.jit.load(io.BytesIO(data), map_location="cpu")
-        kind = T("TorchScript")
-    except Exception as exc:  # jit.load raises RuntimeError/ValueError on non-TorchScript files
-        script_error = exc
-    if model is None:
-        try:
-            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        except Exception as exc:  # the weights-only unpickler raises many types on garbage
-            raise ValueError(
-                T(
-                    "{filename} is neither a TorchScript module nor a state_dict that loads with "
-                    "torch.load(weights_only=True) ({kind}: {error}). "
-                    "Save with torch.jit.save(torch.jit.script(model), path) or "
-                    "torch.save(model.state_dict(), path).",
-                    filename=filename,
-                    kind=type(exc).__name__,
-                    error=str(exc)[:200],
-                )
-            ) from (script_error or exc)
-        state = _unwrap_state_dict(obj)
-        if state is None:
-            raise ValueError(
-                T(
-                    "{filename} loaded, but holds a {kind}, not a state_dict of tensors. "
-                    "Save with torch.save(model.state_dict(), path).",
-                    filename=filename,
-                    kind=type(obj).__name__,
-                )
+    state = read_weights(data, filename=filename)
+    if architecture is None:
+        raise ValueError(
+            T(
+                "{filename} is a state_dict: choose the architecture it belongs to ({known}).",
+                filename=filename,
+                known=", ".join(CUSTOM_ARCHITECTURES),
             )
-        if architecture is None:
-            raise ValueError(
-                T(
-                    "{filename} is a state_dict: choose the architecture it belongs to ({known}).",
-                    filename=filename,
-                    known=", ".join(CUSTOM_ARCHITECTURES),
-                )
-            )
-        model = _build_architecture(architecture)
-        _load_state_dict(model, state, what=filename)
-        kind = T("state_dict for {architecture}", architecture=architecture)
+        )
+    model = _build_architecture(architecture)
+    _load_state_dict(model, state, what=filename)
+    kind = T("state_dict for {architecture}", architecture=architecture)
     if preprocessing is None:
         if architecture == DEFAULT_MODEL:
             preprocessing = LITE0_PREPROCESSING
-        elif architecture is not None:
-            spec = model_spec(architecture)
-            preprocessing = _preprocessing_from_weights(_weights_enum(spec))
         else:
-            preprocessing = STANDARD_PREPROCESSING
+            preprocessing = _preprocessing_from_weights(_weights_enum(model_spec(architecture)))
     model = _finish(model, dev)
     num_classes = _probe_num_classes(model, preprocessing, dev, filename)
     categories = (

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 import pickle
+import subprocess
+import sys
+import tracemalloc
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+import tests.hostile_models as hostile
 from core import models as M
 from core.images import load_sample
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -189,37 +198,197 @@ class TestTorchvisionRegistry:
 
 
 class TestCustomUpload:
-    def test_torchscript(self) -> None:
-        buffer = io.BytesIO()
-        torch.jit.save(torch.jit.script(TinyNet().eval()), buffer)
-        loaded = M.load_custom_model(buffer.getvalue(), filename="tiny.pt")
-        assert len(loaded.categories) == 1000 and "TorchScript" in loaded.source
-        assert loaded.preprocess(sample("coffee.png")).shape == (1, 3, 224, 224)
+    """Uploads are weights only: nothing from the file runs, nothing is expanded unchecked."""
 
     def test_state_dict_for_lite0(self, lite0: M.LoadedModel) -> None:
-        data = M.efficientnet_lite0_weights_path().read_bytes()
+        # the package's file is in torch's legacy format, refused as a plain pickle; re-saved
+        # with a current torch.save it is what an upload looks like
+        state = torch.load(M.efficientnet_lite0_weights_path(), weights_only=True)
+        data = saved(state)
         loaded = M.load_custom_model(data, filename="lite0.pth", architecture="efficientnet_lite0")
         x = loaded.preprocess(sample("chelsea.png"))
         with torch.no_grad():
             torch.testing.assert_close(loaded.model(x), lite0.model(x))
 
-    def test_exception_not_a_model_file(self) -> None:
-        with pytest.raises(ValueError, match="neither a TorchScript module nor a state_dict"):
+    def test_matches_reference_pt_and_safetensors(self) -> None:
+        import torchvision
+        from safetensors.torch import save as save_safetensors
+
+        torch.manual_seed(0)
+        original = torchvision.models.resnet18(weights=None).eval()
+        x = torch.rand(1, 3, 224, 224)
+        with torch.no_grad():
+            expected = original(x)
+        state = original.state_dict()
+        for name, data in (("r18.pt", saved(state)), ("r18.safetensors", save_safetensors(state))):
+            loaded = M.load_custom_model(data, filename=name, architecture="resnet18")
+            with torch.no_grad():
+                torch.testing.assert_close(loaded.model(x), expected)
+            assert loaded.source == f"uploaded state_dict for resnet18: {name}"
+
+    def test_upload_cap_is_streamlits(self) -> None:
+        import tomllib
+
+        config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+        assert config["server"]["maxUploadSize"] == M.MAX_UPLOAD_MB
+        assert M.MAX_UPLOAD_BYTES == M.MAX_UPLOAD_MB * 1024 * 1024
+
+    def test_exception_not_a_model_file(self, monkeypatch) -> None:
+        with pytest.raises(ValueError, match="neither a torch.save file .* nor a safetensors"):
             M.load_custom_model(b"this is not a model", filename="notes.txt")
         with pytest.raises(ValueError, match="empty"):
             M.load_custom_model(b"", filename="empty.pt")
+        data = saved(TinyNet().state_dict())
+        monkeypatch.setattr(M, "MAX_UPLOAD_BYTES", len(data) - 1)
+        with pytest.raises(ValueError, match="uploads are limited to 200 MB"):
+            M.load_custom_model(data, filename="tiny.pt", architecture="resnet18")
+
+    def test_exception_torchscript_is_refused_and_runs_nothing(self, tmp_path) -> None:
+        marker = tmp_path / "created-by-the-upload"
+        data = hostile.torchscript_writing(marker)
+        with pytest.raises(ValueError, match="TorchScript archive") as refused:
+            M.load_custom_model(data, filename="evil.pt", architecture="resnet18")
+        message = str(refused.value)
+        assert "would run the uploader's code on this server" in message
+        assert M.SAVE_STATE_DICT in message and M.SAVE_SAFETENSORS in message
+        assert not marker.exists()
+        # the file is a working proof of concept: run as TorchScript, it creates the marker
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            torch.jit.load(io.BytesIO(data))(torch.zeros(1, 3, 8, 8))
+        assert marker.exists()
 
     def test_exception_pickled_code_is_refused(self) -> None:
-        # weights_only=True refuses arbitrary classes: a whole pickled module is not loaded.
-        with pytest.raises(ValueError, match="neither a TorchScript module nor a state_dict"):
+        # a whole module pickles its class: unpickling would import and call the uploader's code
+        with pytest.raises(ValueError, match="pickled Python objects") as refused:
             M.load_custom_model(saved(TinyNet()), filename="module.pt", architecture="resnet18")
-        with pytest.raises(ValueError, match="neither a TorchScript"):
+        assert "would run the uploader's code" in str(refused.value)
+        assert M.SAVE_STATE_DICT in str(refused.value)
+        with pytest.raises(ValueError, match="plain pickle"):
             M.load_custom_model(pickle.dumps({"a": 1}), filename="plain.pkl")
+        legacy = io.BytesIO()
+        torch.save(TinyNet().state_dict(), legacy, _use_new_zipfile_serialization=False)
+        with pytest.raises(ValueError, match="legacy pre-1.6 format"):
+            M.load_custom_model(legacy.getvalue(), filename="old.pt", architecture="resnet18")
+
+    def test_exception_deflate_bomb_is_refused_before_expansion(self, monkeypatch) -> None:
+        bomb = hostile.deflate_bomb()
+        assert len(bomb) < 1 << 20  # 0.5 MB that expands to 512 MiB
+
+        def expanded(*args, **kwargs):
+            raise AssertionError("torch.load was reached")
+
+        monkeypatch.setattr(torch, "load", expanded)
+        tracemalloc.start()
+        try:
+            with pytest.raises(ValueError, match="is compressed .*decompression bomb") as refused:
+                M.load_custom_model(bomb, filename="bomb.pt", architecture="resnet18")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert "536,870,912" in str(refused.value)
+        assert peak < 50 << 20
+
+    def test_deflate_bomb_memory_in_a_fresh_process(self, tmp_path) -> None:
+        # torch inflates in C++, which tracemalloc does not see: measure the peak RSS of a
+        # process that only imports the loader and is handed the bomb (it grew 512 MiB before).
+        path = tmp_path / "bomb.pt"
+        path.write_bytes(hostile.deflate_bomb())
+        script = (
+            "import resource, sys\n"
+            "from core import models as M\n"
+            "data = open(sys.argv[1], 'rb').read()\n"
+            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "try:\n"
+            "    M.load_custom_model(data, filename='bomb.pt', architecture='resnet18')\n"
+            "except ValueError as error:\n"
+            "    print('refused:', error)\n"
+            "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "print('peak_growth_kib', after - before)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        assert "refused:" in done.stdout and "decompression bomb" in done.stdout
+        growth_kib = int(done.stdout.split("peak_growth_kib")[-1])
+        assert growth_kib < 50 * 1024, done.stdout
+
+    def test_exception_forged_archives(self) -> None:
+        valid = saved(TinyNet().state_dict())
+        with pytest.raises(ValueError, match="more than the 200 MB upload limit"):
+            M.load_custom_model(
+                hostile.with_declared_sizes(valid, 300 << 20),
+                filename="f.pt",
+                architecture="resnet18",
+            )
+        with pytest.raises(ValueError, match="more than the .* bytes of the file"):
+            M.load_custom_model(
+                hostile.with_declared_sizes(valid, len(valid)),
+                filename="f.pt",
+                architecture="resnet18",
+            )
+        many = hostile.stored_zip({f"archive/data/{i}": b"" for i in range(M.MAX_ENTRIES + 1)})
+        with pytest.raises(ValueError, match="declares 4,097 entries"):
+            M.load_custom_model(many, filename="many.pt", architecture="resnet18")
+        for name in ("archive/../data.pkl", "/archive/data.pkl", "archive\\data.pkl"):
+            odd = hostile.stored_zip({name: b"", "archive/data.pkl": b""})
+            with pytest.raises(ValueError, match="not a plain relative path"):
+                M.load_custom_model(odd, filename="odd.pt", architecture="resnet18")
+        with pytest.raises(ValueError, match="not all in one folder"):
+            M.load_custom_model(
+                hostile.stored_zip({"notes.txt": b"hello"}),
+                filename="n.pt",
+                architecture="resnet18",
+            )
+        with pytest.raises(ValueError, match="no data.pkl record"):
+            M.load_custom_model(
+                hostile.stored_zip({"a/notes.txt": b"hi"}), filename="n.pt", architecture="resnet18"
+            )
+        with pytest.raises(ValueError, match="zip directory is not at the end"):
+            M.load_custom_model(valid + b"trailer", filename="t.pt", architecture="resnet18")
+        with pytest.raises(ValueError, match="could not be read with torch.load"):
+            M.load_custom_model(
+                hostile.stored_zip({"a/data.pkl": b"not a pickle"}),
+                filename="p.pt",
+                architecture="resnet18",
+            )
+
+    def test_exception_forged_safetensors(self) -> None:
+        from safetensors.torch import save as save_safetensors
+
+        valid = save_safetensors(TinyNet().state_dict())
+        size = int.from_bytes(valid[:8], "little")
+        header = json.loads(valid[8 : 8 + size])
+
+        def forged(header_bytes: bytes, rest: bytes = b"") -> bytes:
+            return len(header_bytes).to_bytes(8, "little") + header_bytes + rest
+
+        with pytest.raises(ValueError, match="declares 1,099,511,627,776 bytes, more than"):
+            M.load_custom_model((1 << 40).to_bytes(8, "little") + b"{}", filename="h.safetensors")
+        with pytest.raises(ValueError, match="declares 100 bytes but the file has"):
+            M.load_custom_model((100).to_bytes(8, "little") + b"{}", filename="h.safetensors")
+        with pytest.raises(ValueError, match="not JSON"):
+            M.load_custom_model(forged(b'{"a": ' + b"[" * 100_000), filename="h.safetensors")
+        header["conv.weight"]["data_offsets"] = [0, 1 << 40]
+        body = valid[8 + size :]
+        with pytest.raises(ValueError, match="'conv.weight' has data_offsets"):
+            M.load_custom_model(forged(json.dumps(header).encode(), body), filename="h.safetensors")
 
     def test_exception_mismatched_keys(self) -> None:
+        from safetensors.torch import save as save_safetensors
+
         state = TinyNet().state_dict()
         with pytest.raises(ValueError, match=r"does not match.*missing key.*unexpected key"):
             M.load_custom_model(saved(state), filename="tiny.pt", architecture="resnet18")
+        with pytest.raises(ValueError, match=r"does not match.*missing key.*unexpected key"):
+            M.load_custom_model(
+                save_safetensors(state), filename="tiny.safetensors", architecture="resnet18"
+            )
 
     def test_exception_wrong_head_shape(self) -> None:
         import torchvision
@@ -235,3 +404,5 @@ class TestCustomUpload:
             M.load_custom_model(
                 saved(TinyNet().state_dict()), filename="tiny.pt", architecture="lenet"
             )
+        with pytest.raises(ValueError, match="holds a list, not a state_dict"):
+            M.load_custom_model(saved([1, 2]), filename="list.pt", architecture="resnet18")
