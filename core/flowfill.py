@@ -1680,6 +1680,89 @@ def estimate_notes_ms(
     return notes_reference_work(shape, max_window) * ms_per_unit
 
 
+#: What every other method costs on this 2-core CPU (torch 2.14.1, OpenCV 4), in CPU
+#: milliseconds, measured with ``run_method`` on random 30 % holes at 240x320, 480x640 and
+#: 720x1280 with max_window 33 and 129 on a busy machine. CPU time, not wall time: it is what a
+#: run takes from the class, and on an idle server the wall time is at most this. Rounded up,
+#: so an announced time is rarely too short.
+#: - the gradual mean: per megapixel per window size (cv2: 54 ms at 720x1280 with 5 sizes,
+#:   173 ms with 7; torch: ~0.3 s of set-up, then 0.7-0.9 s at 720x1280);
+#: - ``cv2.inpaint``: per hole pixel (its cost follows the holes: Telea 1.2 s and
+#:   Navier-Stokes 0.9 s for 276,506 holes, both channels);
+#: - the notes' NumPy loop: per hole pixel, a fixed part plus a part per window area
+#:   (114 us a hole at max_window 33, 622 us at 129);
+#: - nearest valid fill and each scale's mean (the per-scale view): per megapixel.
+METHOD_COST_MS: dict[str, float] = {
+    "cv2_per_mpx_window": 30.0,
+    "torch_setup": 300.0,
+    "torch_per_mpx_window": 150.0,
+    "telea_per_hole": 4.5e-3,
+    "ns_per_hole": 3.5e-3,
+    "numpy_per_hole": 80e-3,
+    "numpy_per_hole_area": 25e-6,
+    "nearest_per_mpx": 70.0,
+    "scale_means_per_mpx_window": 15.0,
+}
+
+
+def estimate_method_ms(
+    name: str,
+    shape: tuple[int, ...],
+    max_window: int,
+    holes: int,
+    *,
+    notes_ms_per_unit: float = NOTES_REFERENCE_MS_PER_UNIT,
+) -> float:
+    """Expected milliseconds of ``run_method(case, name, max_window=max_window)`` on an
+    (H, W, 2) flow ``shape`` with ``holes`` hole pixels, said before it runs.
+
+    The notes' avg_pool2d reference uses :func:`estimate_notes_ms` at ``notes_ms_per_unit`` (the
+    page passes its latest measurement); the others use :data:`METHOD_COST_MS`. The methods
+    that ignore ``max_window`` (inpainting, nearest valid) ignore it here too.
+
+    >>> round(estimate_method_ms("cv2.inpaint Telea", (720, 1280, 2), 33, 276_506))
+    1244
+
+    Raises:
+        ValueError: unknown ``name``, bad ``max_window``, a shape without a positive height and
+            width, or a negative hole count.
+    """
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {name!r}")
+    windows = window_sizes(max_window)
+    h, w = int(shape[0]), int(shape[1])
+    if h < 1 or w < 1:
+        raise ValueError(f"shape must have a positive height and width, got {tuple(shape)}")
+    if holes < 0:
+        raise ValueError(f"holes must be >= 0, got {holes!r}")
+    c = METHOD_COST_MS
+    mpx = h * w / 1e6
+    if name == METHOD_CV2:
+        return mpx * len(windows) * c["cv2_per_mpx_window"]
+    if name == METHOD_TORCH:
+        return c["torch_setup"] + mpx * len(windows) * c["torch_per_mpx_window"]
+    if name == NOTES_TORCH_METHOD:
+        return estimate_notes_ms(shape, max_window, notes_ms_per_unit)
+    if name == NOTES_NUMPY_METHOD:
+        area = sum(k * k for k in notes_window_sizes(max_window - 1))
+        return holes * (c["numpy_per_hole"] + area * c["numpy_per_hole_area"])
+    if name == "cv2.inpaint Telea":
+        return holes * c["telea_per_hole"]
+    if name == "cv2.inpaint Navier-Stokes":
+        return holes * c["ns_per_hole"]
+    return mpx * c["nearest_per_mpx"]
+
+
+def estimate_scale_means_ms(shape: tuple[int, ...], max_window: int) -> float:
+    """Expected milliseconds of :func:`scale_means` on an (H, W, 2) flow ``shape``.
+
+    Raises:
+        ValueError: bad ``max_window``.
+    """
+    mpx = int(shape[0]) * int(shape[1]) / 1e6
+    return mpx * len(window_sizes(max_window)) * METHOD_COST_MS["scale_means_per_mpx_window"]
+
+
 # --------------------------------------------------------------------------------------------
 # the notes' own words: the "3 ms" claim and the window check, checked live
 # --------------------------------------------------------------------------------------------

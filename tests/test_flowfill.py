@@ -907,3 +907,44 @@ def test_notes_numpy_snippet_runs_for_an_upload(tmp_path, monkeypatch):
     expected = np.abs(notes_gradual_mean_numpy(flow, 8) - notes_gradual_mean_torch(flow, 9))
     assert printed == ["NaN left by the notes' loop: 0",
                        f"largest |difference| on the holes: {float(expected[5:9, 6:12].max())}"]
+
+
+def test_estimate_method_ms_follows_size_windows_and_holes() -> None:
+    from core.flowfill import (
+        METHOD_CV2,
+        METHOD_TORCH,
+        METHODS,
+        OTHER_METHODS,
+        estimate_method_ms,
+        estimate_scale_means_ms,
+    )
+
+    big, small = (720, 1280, 2), (240, 320, 2)
+    for name in METHODS:
+        assert estimate_method_ms(name, big, 33, 276_506) > estimate_method_ms(name, small, 33,
+                                                                               22_857)
+    # the window count matters for the gradual means and the notes' versions, not the others
+    for name in (METHOD_CV2, METHOD_TORCH, NOTES_TORCH_METHOD, NOTES_NUMPY_METHOD):
+        assert estimate_method_ms(name, big, 129, 1000) > estimate_method_ms(name, big, 33, 1000)
+    for name in OTHER_METHODS:
+        assert estimate_method_ms(name, big, 129, 1000) == estimate_method_ms(name, big, 33, 1000)
+    # the notes' reference is estimate_notes_ms at the rate given
+    assert estimate_method_ms(NOTES_TORCH_METHOD, big, 65, 0, notes_ms_per_unit=500.0) == (
+        pytest.approx(estimate_notes_ms(big, 65, 500.0)))
+    # the NumPy loop: a few hundred microseconds a hole at the largest window
+    assert estimate_method_ms(NOTES_NUMPY_METHOD, small, 129, 25_000) / 25_000 == (
+        pytest.approx(0.626, rel=0.01))
+    assert estimate_scale_means_ms(big, 129) > estimate_scale_means_ms(small, 33)
+
+
+def test_estimate_method_ms_exception() -> None:
+    from core.flowfill import METHOD_CV2, estimate_method_ms
+
+    with pytest.raises(ValueError, match="got 'nope'"):
+        estimate_method_ms("nope", (240, 320, 2), 33, 10)
+    with pytest.raises(ValueError, match="max_window"):
+        estimate_method_ms(METHOD_CV2, (240, 320, 2), 32, 10)
+    with pytest.raises(ValueError, match="holes must be >= 0"):
+        estimate_method_ms(METHOD_CV2, (240, 320, 2), 33, -1)
+    with pytest.raises(ValueError, match="positive height"):
+        estimate_method_ms(METHOD_CV2, (0, 320, 2), 33, 0)

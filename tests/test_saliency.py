@@ -641,3 +641,38 @@ class TestEstimateRun:
         method = kwargs.pop("method")
         with pytest.raises(ValueError, match=message):
             S.estimate_run(method, **kwargs)
+
+
+class TestEstimateSanity:
+    def test_one_run_per_map(self):
+        # the original map and one per randomized layer, each a full run of the method
+        ig = S.estimate_sanity("integrated_gradients", 21, steps=128, per_image_ms=160.0)
+        assert ig.images == 22 * 128
+        assert ig.seconds == pytest.approx(22 * 128 * 0.16)
+        assert S.estimate_sanity("vanilla", 6, per_image_ms=100.0).images == 7
+        assert S.estimate_sanity("smoothgrad", 2, n=5, per_image_ms=100.0).images == 15
+
+    def test_exception(self):
+        with pytest.raises(ValueError, match="layers >= 1, got 0"):
+            S.estimate_sanity("vanilla", 0, per_image_ms=100.0)
+        with pytest.raises(ValueError, match="method"):
+            S.estimate_sanity("nope", 2, per_image_ms=100.0)
+
+    def test_counts_the_images_a_real_test_sends(self):
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 10)
+        )
+        x = torch.rand(1, 3, 8, 8)
+        sent: list[int] = []
+        real = S.compute_saliency
+
+        def counting(*args, **kwargs):
+            result = real(*args, **kwargs)
+            sent.append(result.images)
+            return result
+
+        import unittest.mock
+
+        with unittest.mock.patch.object(S, "compute_saliency", counting):
+            S.randomization_test(model, x, 1, "smoothgrad", 2, n=3)
+        assert sum(sent) == S.estimate_sanity("smoothgrad", 2, n=3, per_image_ms=1.0).images
