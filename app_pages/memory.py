@@ -28,9 +28,12 @@ from core.memory_backends import (
     empty_cache,
     free_all,
     free_tensors,
+    gpu_memory_policy,
     parse_shape,
+    process_wide_calls_allowed,
     request_bytes,
     reset_peak,
+    session_quota,
 )
 from core.memory_figures import (
     BAND_LABEL,
@@ -65,6 +68,13 @@ LOOK_AT = N_(
     "the gap between **allocated** (your tensors, blue) and **reserved** (PyTorch's cache, "
     "purple), and the grey band on top: memory nvidia-smi also counts but PyTorch does not "
     "(the CUDA context)."
+)
+#: Why a real GPU shared by a class runs no scenario and no Cache-tab call (TP_GPU_MEMORY).
+SHARED_GPU_REFUSAL = N_(
+    "This GPU is shared by every session of the server (TP_GPU_MEMORY=shared): guided scenarios "
+    "and the Cache tab empty the cache, reset the peaks and cap memory for the whole process, "
+    "so they run only on the simulated GPU here (choose it above). "
+    "Allocate and Free still work on the real device, within this session's quota."
 )
 SHAPE_MAX_CHARS = 200  # a shape is a few numbers; a link's longer text is not one
 
@@ -126,6 +136,9 @@ def var_name(tensor_id: int) -> str:
 
 def run_guided(key: str) -> None:
     """Run scenario ``key``; its steps restart the snippet and its message fills the slot."""
+    if not whole_process:
+        show_message("error", SHARED_GPU_REFUSAL)
+        return
     with st.spinner(_("Running the scenario ...")):
         run = run_scenario(key, backend, ledger)
     state["memory.scenario_run"] = run
@@ -217,6 +230,15 @@ with layout.controls:
             ).format(device=choice),
             icon=":material/memory:",
         )
+    # A real GPU shared by a class: calls that act on the whole process (a scenario's
+    # empty_cache and memory cap, the Cache tab) are refused, and Allocate has a per-session
+    # quota ($TP_GPU_MEMORY, core.memory_backends).
+    try:
+        whole_process = process_wide_calls_allowed(backend, gpu_memory_policy())
+        quota = None if backend.simulated else session_quota()
+    except ValueError as error:
+        st.error(_("{error}. Fix the server's setting and restart it.").format(error=tr(error)))
+        st.stop()
     device_total = backend.state().device_total
 
     tab_scen, tab_alloc, tab_held, tab_cache = st.tabs(
@@ -303,7 +325,9 @@ with layout.controls:
                 show_message("error", text)
             else:
                 with st.spinner(_("Allocating ...")):
-                    result = allocate(backend, ledger, nbytes, label, shape=shape, dtype=dt)
+                    result = allocate(
+                        backend, ledger, nbytes, label, shape=shape, dtype=dt, quota=quota
+                    )
                 name = f"t{result.held[0].id}" if result.ok else ""
                 record(result, [Step("alloc", name=name, nbytes=nbytes, shape=shape, dtype=dt)])
 
@@ -333,9 +357,11 @@ with layout.controls:
             record(result, [Step("free", name=n) for n in freed])
 
     with tab_cache:
-        if st.button("empty_cache()", key="memory.empty_cache", help="torch.cuda.empty_cache()"):
+        if not whole_process:
+            st.info(trx(SHARED_GPU_REFUSAL))
+        elif st.button("empty_cache()", key="memory.empty_cache", help="torch.cuda.empty_cache()"):
             record(empty_cache(backend), [Step("empty_cache")])
-        if st.button(
+        if whole_process and st.button(
             "reset_peak_memory_stats()",
             key="memory.reset_peak",
             help="torch.cuda.reset_peak_memory_stats()",

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 
@@ -319,6 +321,68 @@ class TorchCudaBackend:
         )
 
 
+# ---------------------------------------------------------------------- a GPU shared by a class
+#: ``shared`` (default): the server's GPU serves many sessions. Guided scenarios and the Cache
+#: tab's calls (``empty_cache``, ``reset_peak_memory_stats``, ``set_per_process_memory_fraction``)
+#: act on the whole process, so on a real device they run only on the simulated GPU; Allocate
+#: holds each session to a quota (:func:`session_quota`). ``exclusive``: one user's own GPU,
+#: where all of it is allowed.
+GPU_MEMORY_ENV = "TP_GPU_MEMORY"
+#: The per-session quota of real GPU memory under ``shared``, in MiB.
+GPU_QUOTA_ENV = "TP_GPU_SESSION_QUOTA_MIB"
+DEFAULT_SESSION_QUOTA = 2**30  # 1 GiB: a few 1024x1024 float tensors; 50 sessions in 50 GiB
+
+GpuMemoryPolicy = Literal["shared", "exclusive"]
+
+
+def gpu_memory_policy(environ: Mapping[str, str] = os.environ) -> GpuMemoryPolicy:
+    """``$TP_GPU_MEMORY``: ``"shared"`` (unset or empty) or ``"exclusive"``.
+
+    Raises:
+        ValueError: for any other value, naming it.
+    """
+    value = (environ.get(GPU_MEMORY_ENV) or "shared").strip().lower()
+    if value not in ("shared", "exclusive"):
+        raise ValueError(
+            T(
+                "{var} must be 'shared' or 'exclusive', got {value!r}",
+                var=GPU_MEMORY_ENV,
+                value=environ.get(GPU_MEMORY_ENV),
+            )
+        )
+    return value  # type: ignore[return-value]
+
+
+def session_quota(environ: Mapping[str, str] = os.environ) -> int | None:
+    """Bytes of real GPU memory one session may hold: ``None`` (no quota) under ``exclusive``,
+    else ``$TP_GPU_SESSION_QUOTA_MIB`` MiB (default 1 GiB).
+
+    Raises:
+        ValueError: if the policy is unknown or the quota is not a positive number of MiB.
+    """
+    if gpu_memory_policy(environ) == "exclusive":
+        return None
+    text = (environ.get(GPU_QUOTA_ENV) or "").strip()
+    if not text:
+        return DEFAULT_SESSION_QUOTA
+    try:
+        mib = float(text)
+    except ValueError:
+        mib = -1.0
+    if not (math.isfinite(mib) and mib > 0):
+        raise ValueError(
+            T("{var} must be a positive number of MiB, got {value!r}", var=GPU_QUOTA_ENV,
+              value=text)
+        )
+    return int(mib * 2**20)
+
+
+def process_wide_calls_allowed(backend: MemoryBackend, policy: GpuMemoryPolicy) -> bool:
+    """Whether calls that act on the whole process may run on ``backend``: always on the
+    simulated GPU (each session has its own), on a real device only under ``exclusive``."""
+    return bool(getattr(backend, "simulated", False)) or policy == "exclusive"
+
+
 # ---------------------------------------------------------------------------------- ledger
 @dataclass(frozen=True)
 class HeldTensor:
@@ -513,12 +577,27 @@ def allocate(
     *,
     shape: tuple[int, ...] | None = None,
     dtype: str = "uint8",
+    quota: int | None = None,
 ) -> ActionResult:
-    """Allocate ``nbytes`` on ``backend`` for this session and explain what happened."""
+    """Allocate ``nbytes`` on ``backend`` for this session and explain what happened.
+
+    ``quota``: the most bytes this session's tensors on ``backend`` may add up to (the ledger's
+    count, see :func:`session_quota`); a request past it is refused, nothing allocated."""
     before = backend.state()
     if nbytes < 1:
         message = T("Nothing to allocate: the request is 0 bytes.")
         return ActionResult(False, message, before, before)
+    if quota is not None:
+        holding = sum(h.nbytes for h in ledger.held(backend.key))
+        if holding + nbytes > quota:
+            message = T(
+                "Refused: {size} more would bring this session's tensors to {total}, above its "
+                "quota of {quota} on this shared GPU. Free tensors first, or ask for less.",
+                size=format_size(nbytes),
+                total=format_size(holding + nbytes),
+                quota=format_size(quota),
+            )
+            return ActionResult(False, message, before, before)
     free = backend.free_for_request()
     if nbytes > free:
         message = T(

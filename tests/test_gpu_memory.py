@@ -527,3 +527,53 @@ def test_other_device_errors_are_reported_not_raised():
 
     result = allocate(Faulty(8), TensorLedger(), 1000)
     assert not result.ok and "ECC error" in result.message
+
+
+# ------------------------------------------------------------------ a GPU shared by a class
+class TestSharedGpuPolicy:
+    def test_default_is_shared_with_a_1_gib_quota(self):
+        from core.memory_backends import gpu_memory_policy, session_quota
+
+        assert gpu_memory_policy({}) == "shared"
+        assert session_quota({}) == 2**30
+        assert session_quota({"TP_GPU_SESSION_QUOTA_MIB": "256"}) == 256 * 2**20
+
+    def test_exclusive_has_no_quota(self):
+        from core.memory_backends import gpu_memory_policy, session_quota
+
+        env = {"TP_GPU_MEMORY": "Exclusive"}
+        assert gpu_memory_policy(env) == "exclusive"
+        assert session_quota(env) is None
+
+    @pytest.mark.parametrize(
+        "env",
+        [{"TP_GPU_MEMORY": "mine"}, {"TP_GPU_SESSION_QUOTA_MIB": "-1"},
+         {"TP_GPU_SESSION_QUOTA_MIB": "lots"}],
+    )
+    def test_exception(self, env):
+        from core.memory_backends import session_quota
+
+        with pytest.raises(ValueError, match="TP_GPU"):
+            session_quota(env)
+
+    def test_process_wide_calls_only_on_the_simulator_when_shared(self):
+        from core.memory_backends import SimulatedGpu, process_wide_calls_allowed
+
+        class RealDevice:
+            simulated = False
+
+        assert process_wide_calls_allowed(SimulatedGpu(8), "shared")
+        assert not process_wide_calls_allowed(RealDevice(), "shared")
+        assert process_wide_calls_allowed(RealDevice(), "exclusive")
+
+    def test_allocate_refuses_past_the_session_quota(self):
+        from core.memory_backends import SimulatedGpu, TensorLedger, allocate
+
+        gpu, ledger = SimulatedGpu(8), TensorLedger()
+        quota = 100 * 2**20
+        assert allocate(gpu, ledger, 60 * 2**20, quota=quota).ok
+        refused = allocate(gpu, ledger, 60 * 2**20, quota=quota)
+        assert not refused.ok and "quota" in refused.message
+        assert refused.before == refused.after  # nothing was allocated
+        assert allocate(gpu, ledger, 30 * 2**20, quota=quota).ok
+        assert allocate(gpu, ledger, 60 * 2**20).ok  # exclusive: no quota
