@@ -17,14 +17,24 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect as websocket_connect
 
-from deploy.nginx_conf import ROUTE_COOKIE, render, route_name
+from deploy.nginx_conf import (
+    CLASS_SIZE,
+    PAGE_OPEN_REQUESTS,
+    ROUTE_COOKIE,
+    render,
+    route_name,
+)
 from tests.e2e.conftest import (
     ARTIFACTS,
     StreamlitServer,
@@ -49,6 +59,8 @@ FRESH_STUDENTS = 2  # students without a cookie: nginx picks their replica
 FRESH_REQUESTS = 10  # cookie-less requests one after another: least_conn alternates ties
 PAGES_VISITED = ("indexing", "home")
 NGINX_START_TIMEOUT_S = 30
+TABS_PER_STUDENT = 2  # each holds a websocket through nginx
+BURST_THREADS = 32  # requests in flight at once, as ~6 per browser of a class loading a page
 ACCESS_LOG_TIMEOUT_S = 30
 # On a deep link the frontend first looks for the server under the page's path (it cannot tell
 # a page from a base URL path), gets 404 there, then uses the root: expected, on any server.
@@ -322,3 +334,86 @@ def test_browsers_without_a_route_are_spread_evenly(replicas, proxy):
         counts[upstream] += 1
         assert route == route_name(upstreams.index(upstream)), (upstream, route)
     assert max(counts.values()) - min(counts.values()) <= 1, counts
+
+
+@dataclass
+class Counter:
+    requests: int = 0
+
+    def count(self, request) -> None:
+        self.requests += 1
+
+
+def test_a_page_open_fits_the_request_limits_sizing(browser, proxy):
+    """nginx's per-address burst is CLASS_SIZE x PAGE_OPEN_REQUESTS: a real browser opening a
+    page with an empty cache must make no more requests than that assumes."""
+    for slug in PAGES_VISITED:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        counter = Counter()
+        try:
+            page = context.new_page()
+            page.on("request", counter.count)
+            page.goto(page_url(proxy.url, slug), wait_until="commit")
+            wait_for_script(page)
+            assert_rendered(page, slug)
+        finally:
+            context.close()
+        print(f"{slug}: {counter.requests} requests to open with an empty cache")
+        assert 0 < counter.requests <= PAGE_OPEN_REQUESTS, (
+            f"{slug}: {counter.requests} requests; raise PAGE_OPEN_REQUESTS in deploy/nginx_conf.py"
+        )
+
+
+@pytest.fixture(scope="module")
+def default_proxy(replicas, tmp_path_factory) -> Iterator[Proxy]:
+    """nginx with the config compose runs (no X-Upstream), in front of the same replicas."""
+    running = start_nginx(
+        [address(s) for s in replicas], tmp_path_factory.mktemp("nginx-default"),
+        expose_upstream=False,
+    )  # fmt: skip
+    yield running
+    stop_nginx(running)
+
+
+def test_the_default_config_sends_security_headers_and_no_upstream(default_proxy):
+    for path in ("/", "/_stcore/health", "/no-such-file"):
+        request = urllib.request.Request(default_proxy.url + path)
+        try:
+            response = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:  # Streamlit's 404 gets the same headers
+            response = error
+        with response:
+            headers = response.headers
+        assert headers["X-Content-Type-Options"] == "nosniff", path
+        assert headers["Referrer-Policy"] == "same-origin", path
+        assert headers["Content-Security-Policy"] == "frame-ancestors 'self'", path
+        assert headers["X-Frame-Options"] == "SAMEORIGIN", path
+        assert headers["Server"] == "nginx", path  # no version
+        assert "X-Upstream" not in headers, path  # the replicas' addresses stay inside
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_class_behind_one_address_is_not_rate_limited(default_proxy):
+    """A class of CLASS_SIZE behind one school NAT opens a page at once: every tab's websocket
+    stays open (two tabs each) while the rest of their page loads' requests arrive as fast as
+    this client can send them, all from one address. None may be refused (429)."""
+    ws_url = default_proxy.url.replace("http", "ws", 1) + "/_stcore/stream"
+    tabs = CLASS_SIZE * TABS_PER_STUDENT
+    requests = CLASS_SIZE * PAGE_OPEN_REQUESTS - tabs  # a websocket's opening is a request too
+    with ExitStack() as open_tabs:
+        for _ in range(tabs):  # a refused one raises InvalidStatus (429)
+            open_tabs.enter_context(
+                websocket_connect(ws_url, subprotocols=["streamlit"], open_timeout=60)
+            )
+        with ThreadPoolExecutor(BURST_THREADS) as pool:
+            statuses = list(pool.map(_status, [default_proxy.url + "/_stcore/health"] * requests))
+    counts = {status: statuses.count(status) for status in set(statuses)}
+    assert counts == {200: requests}, counts
+    assert "limiting" not in default_proxy.error_log(), default_proxy.error_log()[-2000:]
