@@ -406,30 +406,39 @@ with setup_area:
                         _fail(tr(error), _("choose EfficientNet-Lite0, which works offline."))
         else:
             architecture = st.selectbox(
-                _("Architecture (state_dict) or preprocessing (TorchScript)"),
+                _("Architecture the weights belong to"),
                 list(M.CUSTOM_ARCHITECTURES),
                 index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
                 key="saliency.architecture",
                 **BOUND,
                 help=_(
-                    "A state_dict is loaded into this architecture with strict key checking. "
-                    "A TorchScript file brings its own architecture; its input is preprocessed "
-                    "the way this architecture expects."
+                    "The uploaded state_dict is loaded into this architecture with strict key "
+                    "and shape checks (a 1000-class ImageNet head), and images are preprocessed "
+                    "the way it expects."
                 ),
             )
             upload = st.file_uploader(
-                _("TorchScript (torch.jit.save) or state_dict (torch.save) file"),
+                _("Weights file: a state_dict (.pt, .pth) or .safetensors"),
+                type=["pt", "pth", "safetensors"],
                 key="saliency.model_upload",
                 help=_(
-                    "Loaded safely with torch.jit.load or torch.load(weights_only=True): "
-                    "no pickled code is executed."
+                    "Weights only, at most {limit} MB: nothing in the file is ever run. "
+                    "TorchScript and whole pickled models are refused, because loading them "
+                    "would run their code on this server. A .pt/.pth must be a torch.save "
+                    "archive; its records are checked (uncompressed, sizes within the file) "
+                    "before torch.load(weights_only=True) reads it. Export the weights with "
+                    "`{torch_save}` or `{safetensors_save}`."
+                ).format(
+                    limit=M.MAX_UPLOAD_MB,
+                    torch_save=M.SAVE_STATE_DICT,
+                    safetensors_save=M.SAVE_SAFETENSORS,
                 ),
             )
             if upload is None:
                 layout.figure.info(
                     _(
-                        "Upload a model file under **Classifier** below to continue, or use the "
-                        "registry."
+                        "Upload a weights file (.pt, .pth or .safetensors) under **Classifier** "
+                        "below to continue, or use the registry."
                     ),
                     icon=":material/upload:",
                 )
@@ -445,8 +454,9 @@ with setup_area:
                     _fail(
                         tr(error),
                         _(
-                            "upload a TorchScript file, or a state_dict saved from the "
-                            "architecture chosen under Classifier with a 1000-class head."
+                            "upload weights only (a state_dict saved with torch.save, or a "
+                            ".safetensors file) for the architecture chosen under Classifier, "
+                            "with a 1000-class head."
                         ),
                     )
         assert loaded is not None
