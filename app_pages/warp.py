@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 
@@ -16,6 +17,7 @@ from core.text import N_
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
+from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.image_input import UPLOAD, image_input
 from ui.images import digest, show_image
@@ -530,11 +532,24 @@ except ValueError as error:
         st.error(tr(error) + "\n\n" + hint, icon=":material/error:")
     st.stop()
 
+case = warp_case(img, matrix, dsize, align_corners, mode, padding_mode, settings.device, notes)
+# A large output (from a link or from the size boxes alike) waits for a click stating its time,
+# for exactly this case; then it takes its place among the server's heavy jobs.
+expected = warp.estimate_warp_seconds(*dsize, mode, notes=notes)
+with layout.figure:
+    if not heavy_gate(
+        "warp.large", expected, dataclasses.astuple(case),  # plain values: WarpCase is
+        # defined anew by each run of this script, and a new class's instances never compare equal
+        what=_("the {w}×{h} warp").format(w=dsize[0], h=dsize[1]),
+        message=_("A {w}×{h} output with {mode} interpolation takes about {seconds:.0f} s on "
+                  "this server, which everyone here shares, so it waits until you ask for it. "
+                  "A smaller output size (section 1) shows the same lesson at once.").format(
+                      w=dsize[0], h=dsize[1], mode=mode, seconds=max(1.0, expected)),
+    ):
+        st.stop()
 try:
-    with layout.figure, st.spinner(_("Warping with cv2.warpAffine and F.grid_sample...")):
-        case = warp_case(
-            img, matrix, dsize, align_corners, mode, padding_mode, settings.device, notes
-        )
+    with (layout.figure, st.spinner(_("Warping with cv2.warpAffine and F.grid_sample...")),
+          heavy_job() if expected > budget_s() else contextlib.nullcontext()):
         result = case.compare(img)
         correct = dataclasses.replace(case, notes=False).compare(img) if notes else result
 except ValueError as error:
@@ -845,7 +860,9 @@ with layout.details:
     )
     if st.button(_("Time both paths (median of 5)"), key="warp.time", icon=":material/timer:"):
         try:
-            with st.spinner(_("Timing cv2.warpAffine and affine_grid + grid_sample...")):
+            # a heavy job: timings taken beside another heavy job would measure the contention
+            with (st.spinner(_("Timing cv2.warpAffine and affine_grid + grid_sample...")),
+                  heavy_job()):
                 timing = warp.time_warps(
                     img,
                     matrix,

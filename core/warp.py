@@ -50,7 +50,19 @@ from core.text import N_, T
 
 INTERPOLATIONS: tuple[str, ...] = ("bilinear", "nearest", "bicubic")
 PADDING_MODES: tuple[str, ...] = ("zeros", "border", "reflection")
-MAX_OUTPUT_SIDE = 4096  # per side; 4096 x 4096 x 3 float32 is 200 MB on the torch path
+#: Largest output side. The lesson (half a pixel of offset, what dsize crops or extends) reads
+#: the same on a 600 px output as on a huge one, and the figure shows ~600 px anyway; 2048 is
+#: the largest side an input image has (core.images.DEFAULT_MAX_SIDE), so "Same as input"
+#: always fits. A 4096 x 4096 view cost 10-16 CPU-s and a 2 GB peak on a 2-core server.
+MAX_OUTPUT_SIDE = 2048
+#: The page's cost of one view, CPU-seconds per output megapixel and interpolation mode: both
+#: warps, their difference, the tie test and the page's images and figures (measured through
+#: the page on a 2-core machine shared with other work: 1024 x 1024 took 0.5-0.8 s, 2048 x 2048
+#: 4.7-5.6 s, 4096 x 4096 10-16 s). A view with the notes' theta warps twice (its own and the
+#: correct one, for the comparison), which adds about a fifth.
+WARP_SECONDS_PER_MPX: dict[str, float] = {"nearest": 0.9, "bilinear": 1.1, "bicubic": 1.2}
+WARP_BASE_SECONDS = 0.3
+WARP_NOTES_FACTOR = 1.2
 MIN_SIDE = 2  # align_corners=True divides by (W - 1); a 1-pixel side has no extent to map
 BORDER_PX = 2  # pixels excluded on every side for the "interior" error
 TIE_PX = 1e-3  # nearest: a sample this close to k + 0.5 is a rounding tie
@@ -237,6 +249,29 @@ def validate_dsize(dsize: Sequence[int]) -> tuple[int, int]:
             )
         )
     return w, h
+
+
+def estimate_warp_seconds(out_w: int, out_h: int, mode: str = "bilinear", *,
+                          notes: bool = False) -> float:
+    """About how many seconds the warp page takes to show a ``out_w`` x ``out_h`` output with
+    interpolation ``mode`` (and the notes' theta, which warps a second time), on a CPU like
+    the 2-core one it was measured on (see :data:`WARP_SECONDS_PER_MPX`).
+
+    >>> round(estimate_warp_seconds(451, 300), 2)
+    0.45
+    >>> estimate_warp_seconds(2048, 2048, "bicubic", notes=True) > 2
+    True
+
+    Raises:
+        ValueError: a side below 1 pixel or an unknown ``mode``.
+    """
+    if mode not in WARP_SECONDS_PER_MPX:
+        raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got {mode!r}")
+    if out_w < 1 or out_h < 1:
+        raise ValueError(f"the output size must be positive, got {out_w}x{out_h}")
+    mpx = out_w * out_h / 1e6
+    return WARP_BASE_SECONDS + WARP_SECONDS_PER_MPX[mode] * mpx * (
+        WARP_NOTES_FACTOR if notes else 1.0)
 
 
 def validate_image(img: np.ndarray) -> np.ndarray:

@@ -153,7 +153,7 @@ def test_smoke():
         (lambda: warp.parse_matrix_text("1e300 0 0\n0 1e300 0"), "too large to invert"),
         (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (0, 8)), "0x8"),
         (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (8, 0)), "too small"),
-        (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (5000, 8)), "cap of 4096"),
+        (lambda: warp.warp_affine(smooth_image(8, 8), np.eye(2, 3), (5000, 8)), "cap of 2048"),
         (lambda: warp.warp_affine(np.zeros((1, 1, 3), np.uint8), np.eye(2, 3), (8, 8)), "1x1"),
         (
             lambda: warp.warp_affine(np.zeros((8, 8, 2), np.uint8), np.eye(2, 3), (8, 8)),
@@ -575,3 +575,34 @@ def test_notes_callout_affine_grid_size():
     assert "gives the same pixels at the cost of a full-size grid; it is not needed" in (
         callout.today_text
     )
+
+
+class TestEstimateWarpSeconds:
+    """The page's cost model: what decides whether a view waits for a click (ui.heavy)."""
+
+    def test_grows_with_the_output_the_mode_and_the_notes(self):
+        est = warp.estimate_warp_seconds
+        assert est(451, 300) < est(1024, 1024) < est(2048, 2048)
+        assert est(1024, 1024, "nearest") < est(1024, 1024, "bilinear") < est(
+            1024, 1024, "bicubic")
+        assert est(1024, 1024, notes=True) > est(1024, 1024)
+
+    def test_teaching_sizes_fit_the_budget_and_the_largest_does_not(self):
+        assert warp.estimate_warp_seconds(902, 600, "bicubic", notes=True) < 2.0  # Double
+        assert warp.estimate_warp_seconds(1024, 1024, "bicubic", notes=True) < 2.0
+        assert warp.estimate_warp_seconds(
+            warp.MAX_OUTPUT_SIDE, warp.MAX_OUTPUT_SIDE, "nearest") > 2.0
+
+    @pytest.mark.parametrize(("args", "match"), [
+        ((10, 10, "lanczos"), "lanczos"), ((0, 10, "bilinear"), "0x10")])
+    def test_exception(self, args, match):
+        with pytest.raises(ValueError, match=match):
+            warp.estimate_warp_seconds(*args)
+
+    def test_the_output_cap_is_the_largest_input_side(self):
+        from core.images import DEFAULT_MAX_SIDE
+
+        assert warp.MAX_OUTPUT_SIDE == DEFAULT_MAX_SIDE
+        assert warp.validate_dsize((2048, 2048)) == (2048, 2048)
+        with pytest.raises(ValueError, match="cap of 2048"):
+            warp.validate_dsize((2049, 8))

@@ -134,8 +134,10 @@ def heavy_gate(key: str, expected_s: float, signature: Hashable, *, what: str,
 
     ``key``: the gate's name (``"warp.large"``; the button's key is ``"warp.large.run"``).
     ``expected_s``: the work's estimated seconds on this server. ``signature``: a hashable of
-    every setting the work depends on. ``what``: the work, translated, for the texts ("the
-    4096×4096 bicubic warp")."""
+    every setting the work depends on, made of plain values (numbers, strings, tuples, classes
+    from ``core``): an instance of a class defined in a page script never equals one from an
+    earlier run, since the script defines the class anew each run. ``what``: the work,
+    translated, for the texts ("the 2048×2048 warp")."""
     if may_run(key, expected_s, signature, ready=ready):
         return True
     offer_run(key, expected_s, signature, what=what, message=message, label=label)
