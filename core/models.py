@@ -18,6 +18,7 @@ import json
 import math
 import os
 import pickle
+import re
 import struct
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -863,12 +864,14 @@ def _load_torch_archive(data: bytes, filename: str) -> object:
     try:
         return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:  # the weights-only unpickler met a class or function
+        # torch's message is a page of advice on loading the file anyway; keep only what it met
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
         raise _refuse_code(
             filename,
             T(
-                "it holds pickled Python objects, not only tensors (for example a whole model "
-                "saved with torch.save(model)): {error}",
-                error=str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "",
+                "it holds pickled Python objects, not only tensors (first {found}), for example "
+                "a whole model saved with torch.save(model).",
+                found=found.group(1)[:MAX_ENTRY_NAME] if found else type(exc).__name__,
             ),
         ) from exc
     except Exception as exc:  # torch's reader raises RuntimeError, ValueError, ... on bad records

@@ -263,6 +263,8 @@ class TestCustomUpload:
         with pytest.raises(ValueError, match="pickled Python objects") as refused:
             M.load_custom_model(saved(TinyNet()), filename="module.pt", architecture="resnet18")
         assert "would run the uploader's code" in str(refused.value)
+        assert "(first tests.test_models.TinyNet)" in str(refused.value)
+        assert "do those steps only if you trust" not in str(refused.value)  # torch's advice
         assert M.SAVE_STATE_DICT in str(refused.value)
         with pytest.raises(ValueError, match="plain pickle"):
             M.load_custom_model(pickle.dumps({"a": 1}), filename="plain.pkl")
