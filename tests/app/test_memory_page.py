@@ -397,7 +397,8 @@ def test_notes_callouts_and_claims_shown(page):
     assert "2,096,640 B of the 2 MiB segment are free (2 MiB minus the 512 B block)" in texts
     assert "went to the large pool" in texts and "kSmallSize = 1,048,576 B" in texts
     assert "0 bytes was released" in texts  # the OOM retry callout
-    assert "剩余的 1.5 MB" in texts
+    quotes = [h.proto.body for h in page.html if 'class="notes-quote"' in h.proto.body]
+    assert any('lang="zh-CN"' in q and "剩余的 1.5 MB" in q for q in quotes), quotes
     claims = _frame(page, "holds")
     assert list(claims["holds"]) == ["yes", "yes", "yes", "no", "yes", "no", "no"]
     captions = " ".join(c.value for c in page.caption)
