@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 
 import numpy as np
@@ -334,6 +335,7 @@ def test_notes_callouts_and_citations(page):
         captions += texts(at.caption)
         markdown += texts(at.markdown)
         shown += " ".join(t.value for t in at.text)
+        shown += " ".join(html.unescape(h.value) for h in at.html)  # the lang-marked quotes
     for callout in notes_callouts():
         assert callout.quote_display in shown, callout.key
         assert callout.today_text in shown, callout.key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 import itertools
 import json
@@ -429,7 +430,8 @@ def test_notes_callout_on_size_is_drawn_when_opened(page):
     assert not any("notes 000:18" in m.value for m in at.markdown)  # collapsed: not built
     at = conftest.open_expanders(at, "warp.size_notes_box")
     texts = " ".join(t.value for t in at.text)
-    assert "size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize" in texts
+    quotes = " ".join(html.unescape(h.value) for h in at.html if 'lang="zh-CN"' in h.value)
+    assert "size 代表的是输出网格的分辨率而非 OpenCV 的从输出空间中截取的区域大小 dsize" in quotes
     assert "the 4x4 output IS the top-left crop img[:4, :4]" in texts
     assert any("notes 000:18" in m.value for m in at.markdown)
 

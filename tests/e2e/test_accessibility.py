@@ -69,3 +69,25 @@ def test_known_streamlit_entries_are_narrow():
     for (rule, pattern), upstream in KNOWN_STREAMLIT.items():
         assert rule and pattern.strip(".*^$") != "", f"{rule}: pattern {pattern!r} is not narrow"
         assert "streamlit" in upstream or upstream.startswith("#"), upstream
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_notes_quotes_carry_their_language(audit_server, browser, lang):
+    """WCAG 3.1.2 (Language of Parts): the notes' Chinese words are marked lang="zh-CN" on either
+    page, so a screen reader reads them with Chinese rules; an English visitor gets the English
+    gloss beside them, a Chinese visitor does not; axe's language rules pass."""
+    context = browser.new_context(viewport=PROJECTOR, locale="zh-CN" if lang == "zh" else "en-US")
+    page = context.new_page()
+    try:
+        page.goto(page_url(audit_server.url, "memory") + f"?lang={lang}")
+        wait_for_script(page)
+        quotes = page.locator('blockquote.notes-quote[lang="zh-CN"]')
+        assert quotes.count() >= 1, "no notes quote marked lang=zh-CN on /memory"
+        assert "剩余的 1.5 MB" in " ".join(quotes.all_inner_texts())
+        glosses = page.get_by_text("In English:", exact=False).count()
+        assert (glosses >= 1) if lang == "en" else (glosses == 0), glosses
+        found = serious_violations(page, known=KNOWN_STREAMLIT)
+    finally:
+        context.close()
+    lang_rules = [v for v in found if v["id"] in ("valid-lang", "html-lang-valid")]
+    assert not lang_rules, lang_rules
