@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -39,6 +40,7 @@ from core.flowfill import (
     check_fillable,
     combine_methods,
     decode_image,
+    estimate_method_ms,
     estimate_notes_ms,
     flow_to_rgb,
     load_flow_file,
@@ -56,6 +58,7 @@ from core.text import N_, T
 from ui.caching import bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
+from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND
@@ -155,6 +158,12 @@ class SharedResults:
         self._lock = threading.Lock()
         self._items: OrderedDict[tuple, tuple[object, float]] = OrderedDict()
         self._key_locks: dict[tuple, threading.Lock] = {}
+
+    def ready(self, key: tuple) -> bool:
+        """Whether ``key`` is computed and fresh (a get would not compute it)."""
+        with self._lock:
+            hit = self._items.get(key)
+            return hit is not None and time.time() - hit[1] < self.ttl_s
 
     def get_or_compute(self, key: tuple, compute: Callable[[], object]) -> tuple[object, float]:
         """``(value, time it was computed)``; compute only on a miss or an expired entry."""
@@ -625,11 +634,38 @@ if compare:
     if run_numpy:
         names.append(NOTES_NUMPY_METHOD)
     names.extend(OTHER_METHODS)
+
+
+def _run_args(name: str) -> tuple[int, str]:
+    """The (max_window, device) a method runs with: the key of its shared result."""
+    device = settings.device if name in (NOTES_TORCH_METHOD, METHOD_TORCH) else "cpu"
+    return (int(max_window) if name in WINDOWED_METHODS else 33), device
+
+
+# The comparison's methods not yet in the shared cache cost seconds to minutes at the larger
+# sizes and windows (the notes' reference at 720x1280 and max_window 129: minutes). Above the
+# budget they wait for a click that states their time, whether a link or this session's
+# controls asked for them; until then the tab shows the main fill alone.
+todo = [n for n in names[1:]
+        if not _shared_results().ready(("method", case_key, n, *_run_args(n)))]
+compare_s = sum(estimate_method_ms(n, shape, int(max_window), hole_px, notes_ms_per_unit=rate)
+                for n in todo) / 1e3
+compare_gated = False
+if compare and todo:
+    with accuracy_box if accuracy_box.open else numpy_box:
+        compare_gated = not heavy_gate(
+            "flow.compare", compare_s, (case_key, tuple(names), settings.device),
+            what=_("the comparison of {n} methods at {h}x{w}").format(
+                n=len(names), h=shape[0], w=shape[1]))
+if compare_gated:
+    names, compare = [METHOD_CV2], False
 results: list[MethodResult] = [main_row]
 stamps: dict[str, float] = {METHOD_CV2: main_at}
 #: each method's (max_window, device): with case_key, what its result and EPE map are keyed on
 run_args: dict[str, tuple[int, str]] = {METHOD_CV2: (int(max_window), "cpu")}
-with accuracy_box if accuracy_box.open else numpy_box:  # nothing is drawn unless compare
+compare_job = (heavy_job(_("Accuracy and speed")) if compare and compare_s > budget_s()
+               else contextlib.nullcontext())
+with accuracy_box if accuracy_box.open else numpy_box, compare_job:  # drawn only if compare
     status = (st.status(_("Filling with {n} methods...").format(n=len(names)), expanded=False)
               if compare else _QuietStatus())
     t0 = time.perf_counter()
@@ -784,7 +820,7 @@ rows = [
     for m in comp.methods
 ]
 notes_row = next((m for m in comp.methods if m.name == NOTES_TORCH_METHOD), None)
-if accuracy_box.open:
+if accuracy_box.open and not compare_gated:
     with accuracy_box:
         st.header(_("Accuracy and speed"), anchor=False)
         st.dataframe(rows, width="stretch", hide_index=True)
@@ -907,7 +943,7 @@ if numpy_box.open:
                 took = _("The notes' NumPy loop took **{s:.2f} s** on the CPU. This flow has no "
                          "reference, so neither can be scored.")
             st.markdown(took.format(s=numpy_row.ms / 1e3, diff=numpy_row.max_diff_vs_notes))
-        elif not numpy_skipped:
+        elif not (numpy_skipped or compare_gated):
             st.info(
                 _("Switch on *Run the notes' original NumPy loop* above to add it to the table, "
                   "with its error and time (up to {limit:,} hole pixels; it shows its progress "

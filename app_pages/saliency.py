@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -19,6 +20,7 @@ from core.text import N_
 from ui.caching import MAX_SHARED_MODEL_BYTES, SHARED_TTL_S, bounded_cache
 from ui.charts import show_chart
 from ui.code import show_code
+from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
 from ui.image_input import image_input
 from ui.images import digest
@@ -28,10 +30,6 @@ from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.settings import current_settings
 
-#: A run expected to take longer than this (seconds) waits for a click, with its time announced.
-HEAVY_S = 3.0
-#: ... and sends more images than one batch of SmoothGrad / Integrated Gradients (8) through it.
-HEAVY_MIN_IMAGES = 8
 #: Used to announce a run's time before any gradient pass was measured (forward + backward, CPU).
 FALLBACK_PER_IMAGE_MS = 160.0
 # Choice values stay English (tests and code compare them); only their display is translated,
@@ -71,6 +69,7 @@ class _SharedRuns:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     made: dict[tuple, float] = field(default_factory=dict)  # cache key -> seconds it took
+    sanity_made: set[tuple] = field(default_factory=set)  # shared sanity checks computed
     per_image_ms: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
@@ -551,7 +550,11 @@ with layout.controls:
             help=_("Standard deviation of the noise, as a fraction of the input range."),
         )  # fmt: skip
     elif method == "integrated_gradients":
-        steps = st.slider(_("Steps on the path"), 4, 128, 32, key="saliency.steps", **BOUND)
+        # At most 64 steps: the completeness gap (the lesson's point about steps) already
+        # shrinks visibly from 4 to 64 steps on the bundled classifier, while each step is one
+        # more image through the model (128 steps: ~20 s of the shared CPU for one map, and
+        # 22 times that for a sanity check of all layers).
+        steps = st.slider(_("Steps on the path"), 4, 64, 32, key="saliency.steps", **BOUND)
         baseline = st.radio(
             _("Baseline"),
             list(S.BASELINES),
@@ -617,46 +620,42 @@ with runs.lock:
 # Not the warm-up time: it includes one-time initialisation (seconds on a cold CPU).
 per_image_ms = per_image_ms or FALLBACK_PER_IMAGE_MS
 estimate = S.estimate_run(method, n=int(n), steps=int(steps), per_image_ms=per_image_ms)
-label = _("{method}: {images} image(s) through the model, about {seconds:.1f} s").format(
-    method=_(METHOD_NAMES[method]), images=estimate.images, seconds=estimate.seconds
-)
 session_cached = st.session_state.get("saliency._result")
 in_session = session_cached is not None and session_cached[0] == cache_key
 
+gate_area = layout.figure.container()
 figure_slot = layout.figure.empty()
-heavy = estimate.images > HEAVY_MIN_IMAGES and estimate.seconds > HEAVY_S
-# The view a session arrives at (a lesson link's settings, or the defaults) is computed at once,
-# heavy or not: whoever made the link chose it, and a class opening the same link shares one run.
-arriving = not st.session_state.get("saliency._arrived", False)
-st.session_state["saliency._arrived"] = True
-if heavy and not (already_made or in_session or arriving):
-    # Later changes that make a run long wait for a click and say their time first.
-    with figure_slot.container():
-        st.image(
-            view,
-            caption=_("What the model sees"),
-            alt=_("The image as the classifier sees it, resized and cropped; no map computed yet."),
-            width=320,
-        )
-        st.info(
-            _(
-                "{label} (measured {ms:.0f} ms per image on `{device}`). Fewer samples or steps "
-                "run at once; a map another session already made comes from the shared cache "
-                "without waiting."
-            ).format(label=label, ms=per_image_ms, device=loaded.device),
-            icon=":material/timer:",
-        )
-        go_heavy = st.button(
-            _("Compute (about {seconds:.0f} s)").format(seconds=estimate.seconds),
-            key="saliency.compute",
-            type="primary",
-        )
-    if not go_heavy:
-        st.stop()
+# A map of several images whose expected time is above the budget waits for a click that states
+# it, whether its settings came from a link or from this session's controls (a link is anyone's
+# input). Until then the page shows the vanilla gradient, one pass, so the whole lesson is there
+# at once. A map already made (shared cache, this session) needs no click. One image is the
+# cheapest map there is, so it never waits.
+if estimate.images > 1:
+    with gate_area:
+        may = heavy_gate(
+            "saliency.map", estimate.seconds, cache_key,
+            what=_("the {method} map of {images} images").format(
+                method=_(METHOD_NAMES[method]), images=estimate.images),
+            ready=already_made or in_session,
+        )  # fmt: skip
+        if not may:
+            st.caption(_("Meanwhile: the vanilla gradient (one pass through the model)."))
+            method = "vanilla"
+            cache_key = (model_key, image_digest, int(target), method, params_key)
+            with runs.lock:
+                already_made = shared and cache_key in runs.made
+                per_image_ms = runs.per_image_ms.get((model_key, True)) or per_image_ms
+            estimate = S.estimate_run(method, per_image_ms=per_image_ms)
+            in_session = session_cached is not None and session_cached[0] == cache_key
+label = _("{method}: {images} image(s) through the model, about {seconds:.1f} s").format(
+    method=_(METHOD_NAMES[method]), images=estimate.images, seconds=estimate.seconds
+)
+# Heavy work runs as one of the server's few heavy jobs, the others waiting with their place.
+heavy = estimate.seconds > budget_s() and not (already_made or in_session)
 
 ran: list = []
 made_s, made_at = 0.0, time.time()
-with figure_slot.container():
+with figure_slot.container(), (heavy_job(label) if heavy else contextlib.nullcontext()):
     st.caption(
         _("{label} ... (if another session is making the same map, you get theirs)").format(
             label=label
@@ -932,11 +931,14 @@ with sanity_area:
             key="saliency.sanity_layers",
             **BOUND,
         )
+        sanity_estimate = S.estimate_sanity(
+            method, int(k), n=int(n), steps=int(steps), per_image_ms=per_image_ms
+        )
         st.caption(
             _(
                 "{maps} saliency maps = {images} images through the model with the current "
                 "method, about {seconds:.0f} s."
-            ).format(maps=k + 1, images=(k + 1) * result.images, seconds=(k + 1) * estimate.seconds)
+            ).format(maps=k + 1, images=sanity_estimate.images, seconds=sanity_estimate.seconds)
         )
         # A toggle, not a button, so a lesson link can open the page with the test run
         # (?saliency.sanity=true); while it is on, every rerun shows the test for the current
@@ -955,16 +957,38 @@ with sanity_area:
         sanity_key = (cache_key, int(k), float(percentile))
         stored = st.session_state.get("saliency._sanity")
         if run_sanity and (stored is None or stored[0] != sanity_key):
+            # Like the map: above the budget the test waits for a click stating its time (a
+            # link may ask for it, ?saliency.sanity=true), unless it was made for everyone.
+            with runs.lock:
+                sanity_ready = shared and sanity_key in runs.sanity_made
+            run_sanity = heavy_gate(
+                "saliency.sanity", sanity_estimate.seconds, sanity_key,
+                what=_("the sanity check: {maps} maps, {images} images").format(
+                    maps=k + 1, images=sanity_estimate.images),
+                ready=sanity_ready,
+            )  # fmt: skip
+        if run_sanity and (stored is None or stored[0] != sanity_key):
+            sanity_job = (
+                heavy_job(_("Sanity check"))
+                if sanity_estimate.seconds > budget_s()
+                else contextlib.nullcontext()
+            )
             try:
-                if shared:
-                    outcome = _shared_sanity(
-                        model_key, image_digest, int(target), method, params_key, int(k),
-                        float(percentile), loaded.model, x, params,
-                    )  # fmt: skip
-                else:
-                    outcome = _randomize(
-                        loaded.model, x, int(target), method, int(k), float(percentile), params
-                    )
+                with sanity_job:
+                    if shared:
+                        outcome = _shared_sanity(
+                            model_key, image_digest, int(target), method, params_key, int(k),
+                            float(percentile), loaded.model, x, params,
+                        )  # fmt: skip
+                        with runs.lock:
+                            runs.sanity_made.add(sanity_key)
+                            while len(runs.sanity_made) > 64:
+                                runs.sanity_made.pop()
+                    else:
+                        outcome = _randomize(
+                            loaded.model, x, int(target), method, int(k), float(percentile),
+                            params,
+                        )
             except (ValueError, RuntimeError) as error:
                 outcome = error.args[0] if len(error.args) == 1 else str(error)  # T or str
             stored = (sanity_key, outcome)

@@ -1642,10 +1642,13 @@ def compare_methods(
 #: (480x640 and larger: seconds on a 2-core CPU, tens of seconds at 720x1280).
 NOTES_REFERENCE_DEFAULT_MAX_PIXELS = 240 * 320
 #: The reference's cost on this 2-core CPU, in ms per megapixel per 1000 units of sum(k**2)
-#: over its windows (avg_pool2d adds k*k values per pixel, twice per window). Measured here
-#: (torch 2.14.1, 2 threads, a busy machine): 720x1280 at max_window 33 took 21.5 s, i.e.
-#: ~15,600. The page replaces it with its own latest measurement once the reference has run.
-NOTES_REFERENCE_MS_PER_UNIT = 15_600.0
+#: over its windows (avg_pool2d adds k*k values per pixel, twice per window). In CPU time, like
+#: :data:`METHOD_COST_MS` (torch 2.14.1, 2 threads): 5,300 at 240x320 (small flows pay a fixed
+#: overhead), 2,400 at 480x640, 1,900 at max_window 129, rounded up to 8,000 so that a time
+#: announced before a run is rarely too short. (Wall time on a machine busy with other work was
+#: 21.5 s at 720x1280, max_window 33, i.e. ~15,600: the queue of heavy jobs keeps such runs
+#: apart.) The page replaces it with its own latest measurement once the reference has run.
+NOTES_REFERENCE_MS_PER_UNIT = 8_000.0
 
 
 def notes_reference_on_by_default(shape: tuple[int, ...]) -> bool:
