@@ -190,3 +190,49 @@ def test_a_shared_figure_above_the_bound_is_built_again(monkeypatch):
     assert built == [10]
     points(50_000), points(50_000)
     assert built == [10, 50_000, 50_000]
+
+
+#: Calls of the function in :func:`_session_app`, across AppTest sessions in this process.
+SESSION_CALLS: list[int] = []
+
+
+def _session_app():
+    import numpy as np
+    import streamlit as st
+
+    from tests import test_cache_bounds as here
+    from ui.caching import bounded_cache
+
+    @bounded_cache(max_entries=4, ttl=60, max_bytes=1000)
+    def make(n: int) -> np.ndarray:
+        here.SESSION_CALLS.append(n)
+        return np.zeros(n, np.uint8)
+
+    st.write(int(make(int(st.query_params.get("n", "5000"))).nbytes))
+
+
+def test_an_oversize_result_is_kept_by_its_session_only():
+    """A result too large to share is computed once per session that asks (its rerun reads it
+    back), not once per rerun; a small one is computed once for every session."""
+    from streamlit.testing.v1 import AppTest
+
+    SESSION_CALLS.clear()
+    first = AppTest.from_function(_session_app, default_timeout=30)
+    first.query_params["n"] = "5000"
+    first.run(), first.run()
+    assert not first.exception and first.markdown[0].value == "`5000`"
+    assert SESSION_CALLS == [5000]  # the rerun read the session's own copy
+    # AppTest gives every app the same session id: end the first session as Streamlit does
+    # when a tab closes, so the next app is another session
+    from streamlit.runtime.caching import cache_resource_api
+
+    cache_resource_api._resource_caches.clear_session("test session id")
+    second = AppTest.from_function(_session_app, default_timeout=30)
+    second.query_params["n"] = "5000"
+    second.run()
+    assert SESSION_CALLS == [5000, 5000]  # not shared: the other session computed it
+    for app in (first, second):
+        app.query_params["n"] = "10"
+        app.run()
+    assert SESSION_CALLS == [5000, 5000, 10]  # small: shared by both sessions
+    cache_resource_api._resource_caches.clear_session("test session id")

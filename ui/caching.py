@@ -4,9 +4,11 @@
 (``max_entries``) and by the time since an entry was last written (``ttl``), never by size: one
 4096x4096 warp kept the server at 1.25 GB for as long as its entry lived. A class of 50 shares one
 server process, so :func:`bounded_cache` adds a byte bound: a result larger than ``max_bytes`` is
-computed and returned to the session that asked for it, but not kept in the shared cache (the
-next call computes it again). Teaching views produce results far below the bound; only the
-heavy corners of a page (the largest sizes a link can ask for) go past it.
+computed and returned to the session that asked for it, but not kept in the shared cache: that
+session alone keeps its latest such result (a session-scoped cache of one entry, dropped when
+the session ends), and any other session computes it again. Teaching views produce results far
+below the bound; only the heavy corners of a page (the largest sizes a link can ask for) go past
+it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Literal, ParamSpec, TypeVar
 import numpy as np
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 #: An entry lives at most this long (a lesson's hour), then is computed again on the next call:
 #: memory held for a page nobody has opened since is given back.
@@ -40,6 +43,15 @@ _SAMPLE = 256
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class _NotKept(Exception):
+    """Raised inside the session-scoped cache to keep it from storing a result that the shared
+    cache holds already (or that is small enough to share)."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__()
+        self.value = value
 
 
 class _Oversize(Exception):
@@ -117,7 +129,7 @@ def bounded_cache(
     """Decorate ``func`` like ``st.cache_data`` (``kind="data"``) or ``st.cache_resource``
     (``kind="resource"``), with at most ``max_entries`` entries each kept at most ``ttl``
     (seconds, or a string such as ``"1h"``), and results whose :func:`size_in_bytes` is above
-    ``max_bytes`` computed and returned but not kept.
+    ``max_bytes`` computed and returned but not shared (the asking session keeps its latest one).
 
     ``max_bytes=None`` keeps every result (for a live object whose identity is the point, such
     as a sampler every session reads; say why where it is used). Arguments are hashed as
@@ -148,13 +160,39 @@ def bounded_cache(
             measured
         )
 
+        def shared(*args: P.args, **kwargs: P.kwargs) -> tuple[R, bool]:
+            """The result from the shared cache, and whether it was too large to be kept there."""
+            try:
+                return cached(*args, **kwargs), False
+            except _Oversize as oversize:
+                return oversize.value, True  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def kept_for_session(*args: P.args, _compute: Callable, **kwargs: P.kwargs) -> R:
+            value, oversize = _compute()
+            if not oversize:
+                raise _NotKept(value)  # shared already: nothing is kept per session
+            return value
+
+        # A result too large to share is still the one this session asked for (often after a
+        # click on a heavy view): the session keeps its latest one, so its next rerun does not
+        # compute it again; Streamlit drops it when the session ends.
+        kept_for_session.__qualname__ += ".kept_for_session"
+        in_session = st.cache_resource(
+            show_spinner=False, max_entries=1, ttl=ttl, scope="session"
+        )(kept_for_session)
+
         @functools.wraps(func)
         def bounded(*args: P.args, **kwargs: P.kwargs) -> R:
+            if max_bytes is None or get_script_run_ctx() is None:
+                return shared(*args, **kwargs)[0]
             try:
-                return cached(*args, **kwargs)
-            except _Oversize as oversize:
-                return oversize.value  # type: ignore[return-value]
+                return in_session(*args, _compute=lambda: shared(*args, **kwargs), **kwargs)
+            except _NotKept as small:
+                return small.value  # type: ignore[return-value]
 
+        # clear() empties the shared cache; the sessions' own copies go with their sessions (or
+        # with st.cache_resource.clear()).
         bounded.clear = cached.clear  # type: ignore[attr-defined]
         return bounded
 
