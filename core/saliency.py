@@ -131,7 +131,7 @@ class _Clock:
 def _logits(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
     try:
         out = model(xb)
-    except RuntimeError as exc:  # e.g. an uploaded TorchScript model that only takes batch 1
+    except RuntimeError as exc:  # e.g. uploaded weights whose architecture rejects this shape
         raise ValueError(
             T(
                 "the model failed on an input batch of shape {shape} ({kind}: {error})",
@@ -974,9 +974,7 @@ def randomizable_layers(model: nn.Module, max_depth: int = 2) -> list[str]:
             if next(child.parameters(), None) is None:
                 continue
             full = f"{prefix}{name}"
-            container = isinstance(child, nn.Sequential | nn.ModuleList) or (
-                type(child).__name__ in ("Sequential", "ModuleList")  # TorchScript containers
-            )
+            container = isinstance(child, nn.Sequential | nn.ModuleList)
             if container and depth < max_depth:
                 names.extend(walk(child, full + ".", depth + 1))
             else:
