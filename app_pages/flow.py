@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -60,6 +59,7 @@ from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
+from ui.images import upload_digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.markdown import plain
@@ -531,14 +531,14 @@ try:
                 st.info(_("Upload a .flo or .npy flow file to continue."))
                 st.stop()
             data = upload.getvalue()
-            origin = ("file", upload.name, hashlib.sha256(data).hexdigest())
+            origin = ("file", upload.name, upload_digest(upload))
             case = _uploaded_case(origin, spec, (data,))
         else:
             if pair[0] is None or pair[1] is None:
                 st.info(_("Upload two images of the same size to compute their flow."))
                 st.stop()
             datas = (pair[0].getvalue(), pair[1].getvalue())
-            origin = ("pair", *(hashlib.sha256(d).hexdigest() for d in datas))
+            origin = ("pair", *(upload_digest(image) for image in pair))
             case = _uploaded_case(origin, spec, datas)
         check_fillable(case)
 except ValueError as exc:

@@ -17,7 +17,7 @@ from core.images import (
 from core.text import N_
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.i18n import _, tr, translator
-from ui.images import file_digest
+from ui.images import upload_digest
 from ui.links import BOUND
 from ui.markdown import plain
 
@@ -45,15 +45,10 @@ def _cached_upload(digest: str, max_side: int, _data: bytes) -> DecodedImage | I
         return error
 
 
-def _decode_upload(uploaded, uploaded_key: str, max_side: int) -> DecodedImage | None:
+def _decode_upload(uploaded, max_side: int) -> DecodedImage | None:
     # getvalue() gives the bytes Streamlit already holds in memory; nothing touches the disk.
     data = uploaded.getvalue()
-    # The digest is taken once per uploaded file (Streamlit's file_id), not on every rerun.
-    memo = f"{uploaded_key}.digest"
-    known = st.session_state.get(memo)
-    if known is None or known[0] != uploaded.file_id:
-        known = st.session_state[memo] = (uploaded.file_id, file_digest(data))
-    decoded = _cached_upload(known[1], max_side, data)
+    decoded = _cached_upload(upload_digest(uploaded), max_side, data)
     if isinstance(decoded, ImageDecodeError):
         # The message can quote the file (Pillow's error text): shown as written, not markdown.
         st.error(
@@ -106,7 +101,7 @@ def image_input(
         if uploaded is None:
             st.info(_("Choose an image file to continue."), icon=":material/upload:")
             return None
-        decoded = _decode_upload(uploaded, f"{key}.upload", max_side)
+        decoded = _decode_upload(uploaded, max_side)
         if decoded is None:
             return None
     for note in decoded.notes:

@@ -34,6 +34,22 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: Session state: Streamlit's file_id -> the SHA-256 of that uploaded file's bytes.
+_UPLOAD_DIGESTS = "_upload_digests"
+
+
+def upload_digest(uploaded) -> str:
+    """:func:`file_digest` of an ``st.file_uploader`` file, taken once per uploaded file
+    (Streamlit gives each upload its own ``file_id``), not on every rerun: hashing a 30 MB flow
+    file costs tens of ms. The session remembers its last few uploads only."""
+    known: dict[str, str] = st.session_state.setdefault(_UPLOAD_DIGESTS, {})
+    if uploaded.file_id not in known:
+        while len(known) >= 8:
+            known.pop(next(iter(known)))
+        known[uploaded.file_id] = file_digest(uploaded.getvalue())
+    return known[uploaded.file_id]
+
+
 @bounded_cache(kind="resource", max_entries=128, ttl=SHARED_PNG_TTL_S)  # PNGs > 32 MB: not kept
 def shared_png(key: tuple, max_width: int | None, _pixels: np.ndarray) -> bytes:
     """PNG bytes of the (H, W[, 3]) uint8 ``_pixels`` that ``key`` names, scaled down to at

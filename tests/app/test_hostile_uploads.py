@@ -104,6 +104,13 @@ def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(core.flowfill, "load_flow_file", counting)
+    import ui.images
+
+    hashed = []
+    real_digest = ui.images.file_digest
+    monkeypatch.setattr(
+        ui.images, "file_digest", lambda data: hashed.append(1) or real_digest(data)
+    )
     flow = np.stack(np.meshgrid(np.linspace(-1, 1, 40), np.linspace(-1, 1, 30)), 2)
     at = open_page("flow")
     at.selectbox(key="flow.source").select("upload_flow").run()
@@ -112,6 +119,7 @@ def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
     assert not at.exception, at.exception
     assert not at.error
     assert len(calls) == 1
+    assert len(hashed) == 1  # the file's SHA-256 is taken once, not on every rerun
 
 
 # ---------------------------------------------------------------- model files (saliency)
