@@ -12,6 +12,7 @@ import tests.hostile_models as hostile
 import ui.image_input as image_input
 from core import models as M
 from core.flowfill import save_flo
+from tests.app.test_saliency_page import upload_model
 from tests.test_images import sixteen_bit_png_bomb
 from ui.image_input import UPLOAD
 
@@ -123,15 +124,6 @@ def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
 
 
 # ---------------------------------------------------------------- model files (saliency)
-def _upload_model(at, data: bytes, name: str, architecture: str = "resnet18"):
-    at.radio(key="saliency.model_source").set_value("Upload your own").run()
-    at.selectbox(key="saliency.architecture").select(architecture).run()
-    at.file_uploader(key="saliency.model_upload").set_value(
-        (name, data, "application/octet-stream")
-    ).run()
-    return at
-
-
 def _errors(at) -> str:
     return " ".join(str(element.value) for element in at.error)
 
@@ -139,7 +131,7 @@ def _errors(at) -> str:
 def test_torchscript_model_upload_runs_nothing(open_page, tmp_path):
     marker = tmp_path / "created-by-the-upload"
     data = hostile.torchscript_writing(marker)
-    at = _upload_model(open_page("saliency"), data, f"{HOSTILE_NAME}.pt")
+    at = upload_model(open_page("saliency"), data, f"{HOSTILE_NAME}.pt")
     assert not at.exception, at.exception
     shown = _errors(at)
     assert "TorchScript archive" in shown and "run the uploader's code on this server" in shown
@@ -154,7 +146,7 @@ def test_torchscript_model_upload_runs_nothing(open_page, tmp_path):
 def test_model_archive_bomb_is_refused_before_expansion(open_page):
     at = open_page("saliency")
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    _upload_model(at, hostile.deflate_bomb(), "bomb.pt")
+    upload_model(at, hostile.deflate_bomb(), "bomb.pt")
     growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     assert not at.exception, at.exception
     assert "decompression bomb" in _errors(at)
@@ -164,7 +156,7 @@ def test_model_archive_bomb_is_refused_before_expansion(open_page):
 def test_whole_pickled_model_upload_is_refused(open_page):
     buffer = io.BytesIO()
     torch.save(torch.nn.Linear(3, 2), buffer)
-    at = _upload_model(open_page("saliency"), buffer.getvalue(), "module.pt")
+    at = upload_model(open_page("saliency"), buffer.getvalue(), "module.pt")
     assert not at.exception, at.exception
     assert "pickled Python objects" in _errors(at)
 
@@ -174,7 +166,7 @@ def test_safetensors_weights_upload_classifies(open_page):
 
     state = torch.load(M.efficientnet_lite0_weights_path(), weights_only=True)
     state = {name: tensor.contiguous() for name, tensor in state.items()}  # as safetensors needs
-    at = _upload_model(
+    at = upload_model(
         open_page("saliency"), save_safetensors(state), "lite0.safetensors", "efficientnet_lite0"
     )
     assert not at.exception, at.exception
