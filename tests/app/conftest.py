@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -73,3 +75,13 @@ def open_expanders(at: AppTest, *keys: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+_QUOTE = re.compile(r'<blockquote lang="[^"]+" class="notes-quote"[^>]*>(.*)</blockquote>', re.S)
+
+
+def notes_quotes(at: AppTest) -> list[str]:
+    """The notes' quotes the page shows (``ui.notes_callout.notes_quote``: an ``st.html``
+    blockquote marked with its language), as their text."""
+    found = (_QUOTE.fullmatch(element.value) for element in at.html)
+    return [html.unescape(match.group(1)) for match in found if match]

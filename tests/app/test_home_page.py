@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import re
 
@@ -217,11 +218,16 @@ class TestCudnnOption:
             assert torch.backends.cudnn.deterministic is False
             at.toggle(key="sidebar.cudnn_deterministic").set_value(True).run()
             assert not at.exception
-            assert torch.backends.cudnn.deterministic is True
-            assert torch.backends.cudnn.benchmark is False
             text = " ".join(texts(at.markdown))
             assert "**cuDNN deterministic** toggle (now on)" in text
-            assert "Read now: `deterministic = True`, `benchmark = False`" in text
+            if torch.cuda.is_available():
+                assert torch.backends.cudnn.deterministic is True
+                assert torch.backends.cudnn.benchmark is False
+                assert "Read now: `deterministic = True`, `benchmark = False`" in text
+            else:  # cuDNN is not used: the process-wide flags are left alone, and Home says so
+                assert torch.backends.cudnn.deterministic is False
+                assert "Read now: `deterministic = False`, `benchmark = False`" in text
+                assert "Without a GPU cuDNN is not used and the app does not set them" in text
             snippet = next(c.value for c in at.code if c.value.startswith("import random"))
             assert "torch.backends.cudnn.deterministic = True" in snippet
             at.toggle(key="sidebar.cudnn_deterministic").set_value(False).run()
@@ -280,6 +286,7 @@ class TestNotesOnHome:
             assert f"**{plain(title)}**" in body
             assert f"**The notes say** (notes {ref})" in body
         shown = " ".join(texts(at.text))
+        shown += " ".join(html.unescape(h.value) for h in at.html)  # the notes' quotes
         assert "Only torch's draws repeat; random and numpy do not" in shown
         assert "PyTorch does not move on to GPU 1" in shown
         # The notes' code quote reads as code: their literal \n escapes become line breaks.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core import indexing_pitfalls as ip
+from tests.app.conftest import notes_quotes
 
 FIRST_RUN_TIMEOUT = 120
 RUN_TIMEOUT = 60
@@ -33,7 +34,7 @@ def _open() -> AppTest:
 def _texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.code] + [t.value for t in at.text]
     parts += [e.value for e in (*at.info, *at.success, *at.error)]
-    parts += [c.value for c in at.caption]
+    parts += [c.value for c in at.caption] + notes_quotes(at)
     return "\n".join(str(p) for p in parts)
 
 

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import pytest
 
 from core import indexing as ix
-from tests.app.conftest import open_cold, open_tab
+from tests.app.conftest import notes_quotes, open_cold, open_tab
 
 K = "indexing"
 TABS, PITFALLS = f"{K}.details_tab", "8 pitfalls"
@@ -151,7 +151,7 @@ def test_callouts_show_the_notes_and_today(page):
     callouts = {c.key: c for c in ix.notes_callouts()}
     texts = [t.value for t in at.text]
     c = callouts["gather_unique_rows"]
-    assert c.quote_display in texts and c.today_text in texts
+    assert c.quote_display in notes_quotes(at) and c.today_text in texts
     assert c.run.transcript in _codes(at)
     open_tab(at, TABS, PITFALLS)
     at.selectbox(key=f"{K}.pitfall").select(1).run()
