@@ -41,7 +41,7 @@ def render_sidebar() -> Settings:
             help=_("`cpu` is always there; `cuda:N` appears only when PyTorch sees GPU N."),
         )
         seed = st.number_input(
-            _("Global random seed"),
+            _("Random seed (this session)"),
             min_value=0,
             max_value=MAX_SEED,
             value=DEFAULT_SEED,
