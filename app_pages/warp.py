@@ -546,7 +546,15 @@ with layout.figure:
                   "A smaller output size (section 1) shows the same lesson at once.").format(
                       w=dsize[0], h=dsize[1], mode=mode, seconds=max(1.0, expected)),
     ):
-        st.stop()
+        # Meanwhile the view's own top-left corner: a smaller dsize crops the same output.
+        whole = dsize
+        dsize = warp.preview_dsize(whole, mode, notes=notes, seconds=budget_s())
+        expected = warp.estimate_warp_seconds(*dsize, mode, notes=notes)
+        case = warp_case(img, matrix, dsize, align_corners, mode, padding_mode, settings.device,
+                         notes)
+        st.caption(_("Meanwhile: the top-left {w}×{h} of the {whole_w}×{whole_h} output (a "
+                     "smaller dsize crops the same output).").format(
+                         w=dsize[0], h=dsize[1], whole_w=whole[0], whole_h=whole[1]))
 try:
     with (layout.figure, st.spinner(_("Warping with cv2.warpAffine and F.grid_sample...")),
           heavy_job() if expected > budget_s() else contextlib.nullcontext()):

@@ -274,6 +274,35 @@ def estimate_warp_seconds(out_w: int, out_h: int, mode: str = "bilinear", *,
         WARP_NOTES_FACTOR if notes else 1.0)
 
 
+def preview_dsize(dsize: tuple[int, int], mode: str = "bilinear", *, notes: bool = False,
+                  seconds: float = 2.0) -> tuple[int, int]:
+    """The largest top-left crop ``(w, h)`` of a ``dsize`` output that
+    :func:`estimate_warp_seconds` puts within ``seconds``, halving the longer side from
+    ``dsize`` down (never below :data:`MIN_SIDE`).
+
+    A smaller dsize crops the same output (OpenCV's M maps pixels to pixels; dsize only says
+    how much of the destination to compute), so the crop is the heavy view's own top-left
+    corner, shown while the whole waits for a click.
+
+    >>> preview_dsize((2048, 2048), "bicubic", notes=True)
+    (1024, 1024)
+    >>> preview_dsize((300, 200))
+    (300, 200)
+
+    Raises:
+        ValueError: a side below 1 pixel, an unknown ``mode`` or ``seconds`` not positive.
+    """
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    out_w, out_h = dsize
+    side = max(out_w, out_h)
+    while side > MIN_SIDE and estimate_warp_seconds(
+        min(out_w, side), min(out_h, side), mode, notes=notes
+    ) > seconds:
+        side = max(MIN_SIDE, side // 2)
+    return min(out_w, side), min(out_h, side)
+
+
 def validate_image(img: np.ndarray) -> np.ndarray:
     """Check an image for warping and return it as an (H, W, C) array (a view when possible).
 

@@ -606,3 +606,29 @@ class TestEstimateWarpSeconds:
         assert warp.validate_dsize((2048, 2048)) == (2048, 2048)
         with pytest.raises(ValueError, match="cap of 2048"):
             warp.validate_dsize((2049, 8))
+
+
+class TestPreviewDsize:
+    def test_the_corner_fits_the_budget_and_stays_inside_the_output(self):
+        for dsize, mode, notes in (((2048, 2048), "bicubic", True), ((2048, 1500), "bilinear",
+                                                                       False)):
+            w, h = warp.preview_dsize(dsize, mode, notes=notes, seconds=2.0)
+            assert (w, h) != dsize and w <= dsize[0] and h <= dsize[1]
+            assert warp.estimate_warp_seconds(w, h, mode, notes=notes) <= 2.0
+
+    def test_a_cheap_output_is_its_own_preview(self):
+        assert warp.preview_dsize((451, 300), "bilinear", seconds=2.0) == (451, 300)
+
+    def test_the_corner_is_the_same_pixels_as_the_whole(self):
+        img = np.random.default_rng(0).integers(0, 256, (40, 50, 3), np.uint8)
+        M = np.array([[0.9, -0.2, 6.0], [0.25, 1.1, -3.0]])
+        whole = warp.compare_warps(img, M, (64, 48))
+        corner = warp.compare_warps(img, M, (32, 24))
+        assert np.array_equal(corner.reference, whole.reference[:24, :32])
+        assert np.abs(corner.warped.astype(int) - whole.warped[:24, :32].astype(int)).max() <= 1
+
+    def test_exception(self):
+        with pytest.raises(ValueError, match="seconds must be positive"):
+            warp.preview_dsize((100, 100), seconds=0)
+        with pytest.raises(ValueError, match="interpolation"):
+            warp.preview_dsize((100, 100), "cubic")

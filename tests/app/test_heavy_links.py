@@ -46,7 +46,11 @@ def test_a_warp_link_above_the_budget_waits_for_a_click_that_states_its_time(war
     side = core_warp.MAX_OUTPUT_SIDE
     at = open_cold("warp", {**WARP_LINK, "warp.out_w": str(side), "warp.out_h": str(side)})
     assert not at.exception, at.exception
-    assert warp_sizes == []  # nothing warped, not even the small correct-theta comparison
+    # only its top-left corner, within the budget, is warped meanwhile
+    corner = core_warp.preview_dsize((side, side), "bicubic", notes=True,
+                                     seconds=heavy.budget_s())
+    assert corner[0] < side and set(warp_sizes) == {corner}
+    assert f"top-left {corner[0]}×{corner[1]} of the {side}×{side} output" in _texts(at.caption)
     seconds = core_warp.estimate_warp_seconds(side, side, "bicubic", notes=True)
     assert seconds > heavy.budget_s()
     button = at.button(key="warp.large.run")
@@ -61,7 +65,8 @@ def test_the_click_runs_the_warp_it_names(monkeypatch, warp_sizes):
     at = open_cold("warp", {**WARP_LINK, "warp.out_w": str(size[0]),
                             "warp.out_h": str(size[1])})
     assert not at.exception, at.exception
-    assert warp_sizes == []
+    assert size not in warp_sizes  # its corner only
+    warp_sizes.clear()
     at.button(key="warp.large.run").click().run()
     assert not at.exception, at.exception
     assert warp_sizes and set(warp_sizes) == {size}  # the notes' warp and the correct one
@@ -69,7 +74,7 @@ def test_the_click_runs_the_warp_it_names(monkeypatch, warp_sizes):
     # another size is another click
     warp_sizes.clear()
     at.number_input(key="warp.out_w").set_value(601).run()
-    assert warp_sizes == []
+    assert (601, 400) not in warp_sizes
     assert at.button(key="warp.large.run")
 
 
