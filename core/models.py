@@ -658,7 +658,17 @@ def _load_state_dict(model: nn.Module, state: Mapping[str, torch.Tensor], *, wha
                 examples="; ".join(wrong[:2]),
             )
         )
-    model.load_state_dict(state, strict=True)
+    try:
+        model.load_state_dict(state, strict=True)
+    except (RuntimeError, NotImplementedError) as exc:  # e.g. a dtype that cannot be copied
+        raise ValueError(
+            T(
+                "The state_dict in {what} could not be copied into the model ({kind}: {error}).",
+                what=what,
+                kind=type(exc).__name__,
+                error=str(exc)[:200],
+            )
+        ) from exc
 
 
 # The upload cap: Streamlit refuses larger files (``server.maxUploadSize`` in
@@ -1045,7 +1055,31 @@ def read_weights(data: bytes, *, filename: str = "upload") -> dict[str, torch.Te
                 torch_save=SAVE_STATE_DICT,
             )
         )
+    odd = next((k for k, v in state.items() if _not_plain_tensor(v)), None)
+    if odd is not None:
+        tensor = state[odd]
+        raise ValueError(
+            T(
+                "{filename} was refused: its tensor {name} is stored as {kind} ({layout} on "
+                "{device}); weights must be plain dense tensors. Save them again with "
+                "{torch_save}.",
+                filename=filename,
+                name=odd[:MAX_ENTRY_NAME],
+                kind="quantized" if tensor.is_quantized else str(tensor.dtype),
+                layout=str(tensor.layout),
+                device=tensor.device.type,
+                torch_save=SAVE_STATE_DICT,
+            )
+        )
     return dict(state)
+
+
+def _not_plain_tensor(tensor: torch.Tensor) -> bool:
+    """A tensor ``load_state_dict`` cannot copy into a model's parameters: sparse or other
+    layouts, meta or other devices (``map_location`` does not move meta tensors), quantized."""
+    return (
+        tensor.layout != torch.strided or tensor.device.type != "cpu" or tensor.is_quantized
+    )
 
 
 def load_custom_model(

@@ -408,3 +408,22 @@ class TestCustomUpload:
             )
         with pytest.raises(ValueError, match="holds a list, not a state_dict"):
             M.load_custom_model(saved([1, 2]), filename="list.pt", architecture="resnet18")
+
+
+class TestTensorsThatCannotBeWeights:
+    """torch.load(weights_only=True) gives back meta and sparse tensors as the file says: their
+    keys and shapes match, and load_state_dict then failed with a RuntimeError (a traceback on
+    the page). They are refused with a message instead."""
+
+    @pytest.mark.parametrize(
+        ("kind", "make"),
+        [("meta", lambda: torch.empty(2, 3, device="meta")),
+         ("sparse_coo", lambda: torch.zeros(2, 3).to_sparse())],
+    )  # fmt: skip
+    def test_refused_with_a_message(self, kind, make):
+        state = dict(nn.Linear(3, 2).state_dict(), weight=make())
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        with warnings.catch_warnings(), pytest.raises(ValueError, match="plain dense tensors"):
+            warnings.simplefilter("ignore", UserWarning)  # torch's sparse-invariants notice
+            M.read_weights(buffer.getvalue(), filename="odd.pt")
