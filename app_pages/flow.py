@@ -654,7 +654,9 @@ compare_gated = False
 if compare and todo:
     with accuracy_box if accuracy_box.open else numpy_box:
         compare_gated = not heavy_gate(
-            "flow.compare", compare_s, (case_key, tuple(names), settings.device),
+            # every method with what its result is keyed on (max_window, device): a click for
+            # one window does not unlock another
+            "flow.compare", compare_s, (case_key, tuple((n, *_run_args(n)) for n in names)),
             what=_("the comparison of {n} methods at {h}x{w}").format(
                 n=len(names), h=shape[0], w=shape[1]))
 if compare_gated:
@@ -671,10 +673,7 @@ with accuracy_box if accuracy_box.open else numpy_box, compare_job:  # drawn onl
     t0 = time.perf_counter()
     try:
         for i, name in enumerate(names[1:], start=2):
-            device = settings.device if name in (NOTES_TORCH_METHOD,
-                                                 METHOD_TORCH) else "cpu"
-            window = int(max_window) if name in WINDOWED_METHODS else 0
-            run_args[name] = (window or 33, device)
+            run_args[name] = _run_args(name)
             if name == NOTES_TORCH_METHOD:
                 label = _("Step {i} of {n}: {name} (expected about {time})...").format(
                     i=i, n=len(names), name=_(name), time=_seconds(expected_ms))

@@ -142,6 +142,12 @@ def test_the_flow_click_runs_the_comparison(monkeypatch, flow_methods):
     assert at.dataframe
     with pytest.raises(KeyError):
         at.button(key="flow.compare.run")
+    # another max_window is another computation: it asks again
+    flow_methods.clear()
+    at.select_slider(key="flow.max_window").set_value(17).run()
+    assert not at.exception, at.exception
+    assert F.METHOD_TORCH not in flow_methods
+    assert at.button(key="flow.compare.run")
 
 
 @pytest.mark.parametrize("slug", ["saliency", "flow"])
