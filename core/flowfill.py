@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from core.images import decode_image as decode_rgb
+from core.images import read_image_size
 from core.notes import NotesCallout, NotesRef, run_live
 from core.text import N_, T
 
@@ -902,12 +903,14 @@ def decode_image(data: bytes, name: str = "image", *, max_side: int = MAX_SIDE) 
         ValueError: for unreadable files, and for images over ``max_side`` pixels a side.
     """
     try:
-        # No downscaling (max_side is the decoder's hard ceiling); the cap is checked below.
-        rgb = decode_rgb(data, max_side=2**31 - 1).rgb
+        # The cap is checked on the header's size, before any pixel is decoded (EXIF rotation
+        # does not change the longer side); no downscaling after it.
+        w, h = read_image_size(data)
+        if max(h, w) <= max_side:
+            rgb = decode_rgb(data, max_side=2**31 - 1).rgb
     except ValueError as error:
         detail = error.args[0] if len(error.args) == 1 else str(error)
         raise ValueError(T("{name}: {error}", name=name, error=detail)) from error
-    h, w = rgb.shape[:2]
     if max(h, w) > max_side:
         raise ValueError(
             T("{name} is {h}x{w} pixels, over the size cap of {max_side} pixels per side; "

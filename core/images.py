@@ -115,6 +115,17 @@ def _open_header(data: bytes) -> Image.Image:
     return image
 
 
+def read_image_size(data: bytes) -> tuple[int, int]:
+    """``(width, height)`` as the file's header declares them, before EXIF rotation, without
+    decoding a pixel.
+
+    Raises:
+        ImageDecodeError: (a ``ValueError``) for empty, non-image or unsupported files, and
+            headers far beyond Pillow's own limit.
+    """
+    return _open_header(data).size
+
+
 def _check_pixel_budget(image: Image.Image, max_pixels: int) -> None:
     width, height = image.size
     if width <= 0 or height <= 0:

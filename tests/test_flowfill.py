@@ -622,6 +622,15 @@ def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
         decode_image(b"", "the first image")
 
 
+def test_decode_image_checks_the_side_cap_on_the_header():
+    """A 20 Mpx image (under the decoder's 25 Mpx budget) over a 1024 px cap is refused from its
+    header: this one holds almost no pixel data, so decoding it would fail differently."""
+    from tests.test_images import png_header_only
+
+    with pytest.raises(ValueError, match="4000x5000 pixels, over the size cap of 1024"):
+        decode_image(png_header_only(5000, 4000), "the first image", max_side=1024)
+
+
 # --------------------------------------------------------------------------------------------
 # the notes' own code (tests/notes_gradual_mean.py: both functions transcribed as printed)
 # --------------------------------------------------------------------------------------------

@@ -721,3 +721,13 @@ class TestSamples:
             read_sample_bytes(name)
         assert repr(name) in str(info.value)
         assert "chelsea.png" in str(info.value)  # lists the choices
+
+
+def test_read_image_size_reads_the_header_only():
+    from core.images import read_image_size
+
+    assert read_image_size(png_header_only(5000, 4000)) == (5000, 4000)  # no pixels to decode
+    with pytest.raises(ImageDecodeError, match="empty"):
+        read_image_size(b"")
+    with pytest.raises(ImageDecodeError, match="not an image"):
+        read_image_size(b"definitely not an image")
