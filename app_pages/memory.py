@@ -732,7 +732,13 @@ def _no_grad_tab() -> None:
         _("Image size"), [16, 32, 64, 128], 32, key="memory.nograd_size", **BOUND
     )
     ng_batches = c3.slider(_("Batches kept"), 1, 8, 3, key="memory.nograd_batches", **BOUND)
-    ng_device = settings.device if has_gpu else "cpu"
+    # The CUDA measurement resets the device's peak statistics, a process-wide call: on a GPU
+    # shared by a class the demo runs on the CPU (autograd keeps the same tensors there).
+    try:
+        exclusive = gpu_memory_policy() == "exclusive"
+    except ValueError:  # the setting's error is shown at the top of the page
+        exclusive = False
+    ng_device = settings.device if has_gpu and exclusive else "cpu"
     with st.spinner(_("Evaluating ...")):
         demo = _eval_memory(ng_batch, ng_size, ng_batches, ng_device)
     st.dataframe(

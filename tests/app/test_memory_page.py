@@ -694,3 +694,24 @@ def test_every_scenario_link_is_short(page):
         params = {**longest, "memory.scenario": scenario.name}
         link = f"http://localhost:8501/{SLUG}?{urlencode(params)}"
         assert len(link) < 2000, (scenario.key, len(link))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize(("policy", "device"), [("shared", "cpu"), ("exclusive", "cuda:0")])
+def test_no_grad_demo_runs_on_a_shared_gpu_only_when_exclusive(open_page, monkeypatch, policy,
+                                                               device):
+    # Its CUDA measurement resets the device's peak statistics for the whole process.
+    from core import memory_scenarios
+
+    monkeypatch.setenv("TP_GPU_MEMORY", policy)
+    devices: list[str] = []
+    real = memory_scenarios.measure_eval_memory
+    monkeypatch.setattr(memory_scenarios, "measure_eval_memory",
+                        lambda *args: devices.append(args[3]) or real(*args))
+    at = open_page("memory")
+    at.session_state["sidebar.device"] = "cuda:0"
+    at.run()
+    open_tab(at, "memory.notes_tab", "no_grad (004:49)")
+    _ok(at)
+    assert devices and set(devices) == {device}
