@@ -1697,7 +1697,7 @@ def estimate_notes_ms(
 #:   Navier-Stokes 0.9 s for 276,506 holes, both channels);
 #: - the notes' NumPy loop: per hole pixel, a fixed part plus a part per window area
 #:   (114 us a hole at max_window 33, 622 us at 129);
-#: - nearest valid fill and each scale's mean (the per-scale view): per megapixel.
+#: - nearest valid fill: per megapixel.
 METHOD_COST_MS: dict[str, float] = {
     "cv2_per_mpx_window": 30.0,
     "torch_setup": 300.0,
@@ -1707,7 +1707,6 @@ METHOD_COST_MS: dict[str, float] = {
     "numpy_per_hole": 80e-3,
     "numpy_per_hole_area": 25e-6,
     "nearest_per_mpx": 70.0,
-    "scale_means_per_mpx_window": 15.0,
 }
 
 
@@ -1757,16 +1756,6 @@ def estimate_method_ms(
     if name == "cv2.inpaint Navier-Stokes":
         return holes * c["ns_per_hole"]
     return mpx * c["nearest_per_mpx"]
-
-
-def estimate_scale_means_ms(shape: tuple[int, ...], max_window: int) -> float:
-    """Expected milliseconds of :func:`scale_means` on an (H, W, 2) flow ``shape``.
-
-    Raises:
-        ValueError: bad ``max_window``.
-    """
-    mpx = int(shape[0]) * int(shape[1]) / 1e6
-    return mpx * len(window_sizes(max_window)) * METHOD_COST_MS["scale_means_per_mpx_window"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ A class of 50 shares one process, so one view that costs many CPU-seconds slows 
 A lesson link is user input: anyone can write ``?warp.out_w=4096`` into one. Three pieces keep
 that work in check; a page uses them around any computation that can be slow:
 
-:func:`heavy_gate` (the click). Work whose expected time is above :data:`BUDGET_S` runs only
+:func:`heavy_gate` (the click). Work whose expected time is above :func:`budget_s` runs only
 after this session clicked a button that states the expected time, for exactly these settings
 (``signature``: a hashable of them; a click for one setting does not unlock another). The rule
 is the same whether the settings came from a link or from this session's own widgets: telling
@@ -31,9 +31,9 @@ them, only to hand it to the sessions that were waiting; the page's own ``st.cac
 keeps it after that. When the first caller's run stops (the student reran the page, an
 error), a waiting caller computes it instead: nobody gets another session's exception.
 
-``BUDGET_S`` and ``HEAVY_JOBS`` come from ``TP_HEAVY_BUDGET_S`` (seconds, > 0) and
-``TP_HEAVY_JOBS`` (a positive integer) when set; :data:`BUDGET_S` is read on every call so a
-test may change the environment.
+The budget (:func:`budget_s`, 2 s) and :data:`HEAVY_JOBS` come from ``TP_HEAVY_BUDGET_S``
+(seconds, > 0) and ``TP_HEAVY_JOBS`` (a positive integer) when set; the budget is read on every
+call so a test may change the environment.
 """
 
 from __future__ import annotations
@@ -83,7 +83,6 @@ def budget_s() -> float:
     return float(_positive(os.environ.get("TP_HEAVY_BUDGET_S"), DEFAULT_BUDGET_S, float))
 
 
-BUDGET_S = budget_s()
 HEAVY_JOBS = int(_positive(os.environ.get("TP_HEAVY_JOBS"), DEFAULT_HEAVY_JOBS, int))
 
 
