@@ -108,19 +108,36 @@ def _run(config: bn.SimConfig, steps: int,
     )
 
 
+class _NotCached(Exception):
+    """Raised by :func:`_simulate` asked only whether it holds a run (``_probe``): Streamlit
+    stores nothing when the function raises."""
+
+
 @bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
-def _simulate(config: bn.SimConfig, steps: int, _ready: bn.History | None = None) -> bn.History:
+def _simulate(config: bn.SimConfig, steps: int, _ready: bn.History | None = None,
+              _probe: bool = False) -> bn.History:
     """One training run per (config, steps) for the whole process: it does not depend on the
     session, so the default run on arrival is computed once for every student. ``_ready`` (not
     part of the key) stores a run computed outside, with a progress bar: a cached function
-    must not draw, or Streamlit would replay the bar on every cache hit."""
+    must not draw, or Streamlit would replay the bar on every cache hit. ``_probe``: return
+    the run only if the cache holds it, else raise :class:`_NotCached` (nothing computed)."""
+    if _probe:
+        raise _NotCached
     return _ready if _ready is not None else _run(config, steps)
 
 
-@st.cache_resource(show_spinner=False)
-def _long_runs() -> set[tuple[bn.SimConfig, int]]:
-    """The (config, steps) of long runs already in :func:`_simulate`'s cache, for all sessions."""
-    return set()
+def _cached_run(config: bn.SimConfig, steps: int) -> bn.History | None:
+    """The run from :func:`_simulate`'s cache if it holds it now, else None; never computes.
+
+    Asked of the cache itself: a list of the runs made would outlive the cache's entries (16,
+    an hour), and a run it still named would be replayed outside the heavy-job queue without
+    a progress bar. (On a miss Streamlit takes the key's compute lock; a long run is replayed
+    outside it, by compute_once, and holds it only to store the result, so this does not wait
+    for a replay.)"""
+    try:
+        return _simulate(config, steps, _probe=True)
+    except _NotCached:
+        return None
 
 
 def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
@@ -129,9 +146,11 @@ def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
     A long run is one of the process's heavy jobs (it waits for its place in the queue), and
     sessions asking for the same long run at once compute it once: the later ones wait for
     the first one's result (a run is the same for everyone with these settings)."""
-    if (bn.estimate_simulate_seconds(config, steps) <= PROGRESS_SECONDS
-            or (config, steps) in _long_runs()):
+    if bn.estimate_simulate_seconds(config, steps) <= PROGRESS_SECONDS:
         return _simulate(config, steps)
+    cached = _cached_run(config, steps)
+    if cached is not None:
+        return cached
 
     def compute() -> bn.History:
         with heavy_job(_("Training {steps} steps").format(steps=steps)):
@@ -144,7 +163,6 @@ def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
 
     ran = compute_once(("batchnorm.simulate", config, steps), compute, on_wait=waiting)
     history = _simulate(config, steps, _ready=ran)
-    _long_runs().add((config, steps))
     bar.empty()
     return history
 

@@ -135,3 +135,54 @@ def test_two_sessions_clicking_the_same_long_batchnorm_run_compute_it_once(monke
     for at in sessions:
         assert not at.exception, at.exception
         assert "batchnorm.long_run.run" not in [b.key for b in at.button]
+
+
+def test_a_long_batchnorm_run_gone_from_the_cache_is_replayed_as_a_heavy_job(monkeypatch):
+    """Whether a long run is cached is asked of the cache: once it is gone (16 newer runs, an
+    hour), the next visitor replays it as one of the heavy jobs, with its progress bar."""
+    import contextlib
+
+    import streamlit as st
+
+    steps = 7
+    monkeypatch.setenv("TP_HEAVY_BUDGET_S", "2")
+    real_estimate, real_simulate, real_job = (
+        core_bn.estimate_simulate_seconds, core_bn.simulate, heavy.heavy_job)
+
+    def estimate(config, n, *args, **kwargs):  # a long run (progress bar), within the budget
+        return 1.5 if n == steps else real_estimate(config, n, *args, **kwargs)
+
+    runs: list[int] = []
+    jobs: list[str] = []
+
+    def simulate(stream, n, *args, **kwargs):
+        if n == steps:
+            runs.append(n)
+        return real_simulate(stream, n, *args, **kwargs)
+
+    @contextlib.contextmanager
+    def heavy_job(label: str = ""):
+        jobs.append(label)
+        with real_job(label):
+            yield
+
+    monkeypatch.setattr(core_bn, "estimate_simulate_seconds", estimate)
+    monkeypatch.setattr(core_bn, "simulate", simulate)
+    monkeypatch.setattr(heavy, "heavy_job", heavy_job)
+    st.cache_data.clear()
+    heavy._once.clear()
+    link = {"batchnorm.steps": str(steps)}
+    first = open_cold("batchnorm", link)
+    assert not first.exception, first.exception
+    assert runs == [steps] and len(jobs) == 1
+
+    second = open_cold("batchnorm", link)  # in the cache: neither replayed nor queued
+    assert not second.exception, second.exception
+    assert runs == [steps] and len(jobs) == 1
+
+    st.cache_data.clear()  # the run leaves the cache
+    heavy._once.clear()  # and compute_once's short memory of it
+    third = open_cold("batchnorm", link)
+    assert not third.exception, third.exception
+    assert runs == [steps, steps]
+    assert len(jobs) == 2, "the replay ran outside the heavy-job queue"
