@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
 from ui.image_input import image_input
-from ui.images import digest
+from ui.images import digest, upload_digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.markdown import plain
@@ -63,19 +64,60 @@ settings = current_settings()
 # recipe, the upload step). Buttons and the model upload are not carried by a link.
 
 
+R = TypeVar("R")
+
+
 @dataclass
 class _SharedRuns:
-    """Process-wide notes about the shared map cache: which maps were made, and pass times."""
+    """Process-wide notes about the shared caches: the keys being computed now, pass times.
+
+    Whether a map or a sanity check is made is asked of its cache (:func:`_held`), never kept
+    here: a list of made keys outlives the cache's entries (evicted after 32, gone after an
+    hour), and a key it still named would open a heavy view with no click and outside the
+    queue, computing it again."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    made: dict[tuple, float] = field(default_factory=dict)  # cache key -> seconds it took
-    sanity_made: set[tuple] = field(default_factory=set)  # shared sanity checks computed
-    per_image_ms: dict[tuple[str, str], float] = field(default_factory=dict)
+    computing: dict[tuple, int] = field(default_factory=dict)  # key -> callers computing it
+    per_image_ms: dict[tuple[str, bool], float] = field(default_factory=dict)
 
 
 @st.cache_resource(show_spinner=False)
 def _shared_runs() -> _SharedRuns:
     return _SharedRuns()
+
+
+class _NotCached(Exception):
+    """Raised by a shared cached function called with ``_probe=True`` on a miss: Streamlit
+    stores nothing when the function raises, so asking never computes nor fills the cache."""
+
+
+def _held(runs: _SharedRuns, key: tuple, probe: Callable[[], R]) -> R | None:
+    """``probe()`` (a shared cached function called with ``_probe=True``) when its cache holds
+    the result now, else None; never computes. Asked under ``runs.lock`` and skipped while
+    ``key`` is being computed (:func:`_computing`): on a miss Streamlit takes the key's compute
+    lock, and waiting there for someone else's long computation would hold this script's turn
+    (ui.turns), stopping every other page, with nothing on screen."""
+    with runs.lock:
+        if runs.computing.get(key):
+            return None
+        try:
+            return probe()
+        except _NotCached:
+            return None
+
+
+@contextlib.contextmanager
+def _computing(runs: _SharedRuns, key: tuple) -> Iterator[None]:
+    """Mark ``key`` as being computed for the block (see :func:`_held`)."""
+    with runs.lock:
+        runs.computing[key] = runs.computing.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with runs.lock:
+            left = runs.computing.pop(key) - 1
+            if left:
+                runs.computing[key] = left
 
 
 def _warmed(loaded: M.LoadedModel) -> tuple[M.LoadedModel, float | None]:
@@ -158,10 +200,14 @@ def _shared_saliency(
     _x: torch.Tensor,
     _params: dict,
     _ran: list,
+    _probe: bool = False,
 ) -> tuple[S.SaliencyResult, float, float]:
     # One map per (model, image bytes, class, method and its parameters) for the whole server:
     # the result does not depend on the session, and Streamlit computes a key once while other
-    # sessions asking for the same key wait for it. `_ran` tells the caller it was computed here.
+    # sessions asking for the same key wait for it. `_ran` tells the caller it was computed here;
+    # `_probe` only asks whether the map is cached (see _held).
+    if _probe:
+        raise _NotCached
     _ran.append(True)
     return _compute(_model, _x, target, method, _params, _label)
 
@@ -196,10 +242,13 @@ def _shared_sanity(
     _model,
     _x: torch.Tensor,
     _params: dict,
+    _probe: bool = False,
 ) -> S.RandomizationResult:
     # One sanity check per (model, image, class, method and its parameters, layers, percentile)
     # for the whole server, like the maps: a class opening a lesson link with the test on runs it
-    # once. (The random weights come from the seed in params_key.)
+    # once. (The random weights come from the seed in params_key.) `_probe`: see _held.
+    if _probe:
+        raise _NotCached
     return _randomize(_model, _x, target, method, k, percentile, _params)
 
 
@@ -446,7 +495,7 @@ with setup_area:
             with layout.figure, st.spinner(_("Loading {file} ...").format(file=plain(upload.name))):
                 try:
                     loaded, warm_ms = _custom_model(
-                        hashlib.sha256(data).hexdigest(), upload.name, architecture,
+                        upload_digest(upload), upload.name, architecture,
                         settings.device, data,
                     )  # fmt: skip
                 except ValueError as error:
@@ -616,93 +665,113 @@ runs = _shared_runs()
 with runs.lock:
     per_image_ms = runs.per_image_ms.get((model_key, method == "vanilla"))
     per_image_ms = per_image_ms or runs.per_image_ms.get((model_key, True))
-    already_made = shared and cache_key in runs.made
 # Not the warm-up time: it includes one-time initialisation (seconds on a cold CPU).
 per_image_ms = per_image_ms or FALLBACK_PER_IMAGE_MS
 estimate = S.estimate_run(method, n=int(n), steps=int(steps), per_image_ms=per_image_ms)
 session_cached = st.session_state.get("saliency._result")
-in_session = session_cached is not None and session_cached[0] == cache_key
 
 gate_area = layout.figure.container()
 figure_slot = layout.figure.empty()
+
+
+def _held_map(key: tuple, map_method: str) -> tuple[S.SaliencyResult, float, float] | None:
+    """The map ``key`` from the shared cache when it holds it now (a registry model), else
+    None. Asked inside the figure's slot: a cache hit replays the progress bar the computation
+    drew, which the slot's next content replaces."""
+    if not shared:
+        return None
+    with figure_slot.container():
+        return _held(runs, key, lambda: _shared_saliency(
+            model_key, image_digest, int(target), map_method, params_key, "", loaded.model, x,
+            params, [], _probe=True))  # fmt: skip
+
+
+# The map drawn: the chosen method's, or the vanilla gradient while that one waits for a click.
+# The controls (and the sanity check below) keep the chosen method and its key.
+map_method, map_key, map_estimate = method, cache_key, estimate
+map_in_session = session_cached is not None and session_cached[0] == map_key
+held = None if map_in_session else _held_map(map_key, map_method)
 # A map of several images whose expected time is above the budget waits for a click that states
 # it, whether its settings came from a link or from this session's controls (a link is anyone's
 # input). Until then the page shows the vanilla gradient, one pass, so the whole lesson is there
-# at once. A map already made (shared cache, this session) needs no click. One image is the
-# cheapest map there is, so it never waits.
+# at once. A map the shared cache holds now, or this session's last one, needs no click. One
+# image is the cheapest map there is, so it never waits.
 if estimate.images > 1:
     with gate_area:
         may = heavy_gate(
             "saliency.map", estimate.seconds, cache_key,
             what=_("the {method} map of {images} images").format(
                 method=_(METHOD_NAMES[method]), images=estimate.images),
-            ready=already_made or in_session,
+            ready=held is not None or map_in_session,
         )  # fmt: skip
         if not may:
             st.caption(_("Meanwhile: the vanilla gradient (one pass through the model)."))
-            method = "vanilla"
-            cache_key = (model_key, image_digest, int(target), method, params_key)
+            map_method = "vanilla"
+            map_key = (model_key, image_digest, int(target), map_method, params_key)
             with runs.lock:
-                already_made = shared and cache_key in runs.made
-                per_image_ms = runs.per_image_ms.get((model_key, True)) or per_image_ms
-            estimate = S.estimate_run(method, per_image_ms=per_image_ms)
-            in_session = session_cached is not None and session_cached[0] == cache_key
+                vanilla_ms = runs.per_image_ms.get((model_key, True)) or per_image_ms
+            map_estimate = S.estimate_run(map_method, per_image_ms=vanilla_ms)
+            map_in_session = session_cached is not None and session_cached[0] == map_key
+            held = None
 label = _("{method}: {images} image(s) through the model, about {seconds:.1f} s").format(
-    method=_(METHOD_NAMES[method]), images=estimate.images, seconds=estimate.seconds
+    method=_(METHOD_NAMES[map_method]), images=map_estimate.images,
+    seconds=map_estimate.seconds,
 )
-# Heavy work runs as one of the server's few heavy jobs, the others waiting with their place.
-heavy = estimate.seconds > budget_s() and not (already_made or in_session)
+# Heavy work runs as one of the server's few heavy jobs, the others waiting with their place;
+# the estimate alone decides, since a map in hand (held, this session's) is not computed here.
+heavy = map_estimate.seconds > budget_s()
 
 ran: list = []
 made_s, made_at = 0.0, time.time()
-with figure_slot.container(), (heavy_job(label) if heavy else contextlib.nullcontext()):
-    st.caption(
-        _("{label} ... (if another session is making the same map, you get theirs)").format(
-            label=label
+if held is not None:
+    result, made_s, made_at = held
+elif map_in_session:
+    result, made_s, made_at = session_cached[1]
+else:
+    with figure_slot.container(), (heavy_job(label) if heavy else contextlib.nullcontext()):
+        st.caption(
+            _("{label} ... (if another session is making the same map, you get theirs)").format(
+                label=label
+            )
         )
-    )
-    try:
-        if shared:
-            result, made_s, made_at = _shared_saliency(
-                model_key, image_digest, int(target), method, params_key, label,
-                loaded.model, x, params, ran,
-            )  # fmt: skip
-        elif in_session:
-            result, made_s, made_at = session_cached[1]
-        else:
-            ran.append(True)
-            result, made_s, made_at = _compute(loaded.model, x, int(target), method, params, label)
-    except (ValueError, RuntimeError) as error:
-        figure_slot.empty()
-        _fail(tr(error), _("change the target class, the method or the objective."))
+        try:
+            if shared:
+                with _computing(runs, map_key):
+                    result, made_s, made_at = _shared_saliency(
+                        model_key, image_digest, int(target), map_method, params_key, label,
+                        loaded.model, x, params, ran,
+                    )  # fmt: skip
+            else:
+                ran.append(True)
+                result, made_s, made_at = _compute(
+                    loaded.model, x, int(target), map_method, params, label
+                )
+        except (ValueError, RuntimeError) as error:
+            figure_slot.empty()
+            _fail(tr(error), _("change the target class, the method or the objective."))
 figure_slot.empty()
-st.session_state["saliency._result"] = (cache_key, (result, made_s, made_at))
-if ran:
+st.session_state["saliency._result"] = (map_key, (result, made_s, made_at))
+if ran and result.images:
     with runs.lock:
-        if shared:
-            runs.made[cache_key] = made_s
-            while len(runs.made) > 64:
-                runs.made.pop(next(iter(runs.made)))
-        if result.images:
-            ms = (result.forward_ms + result.backward_ms) / result.images
-            runs.per_image_ms[(model_key, method == "vanilla")] = ms
-            if method == "vanilla":
-                runs.per_image_ms[(model_key, True)] = ms
-if not ran and shared:
+        ms = (result.forward_ms + result.backward_ms) / result.images
+        runs.per_image_ms[(model_key, map_method == "vanilla")] = ms
+        if map_method == "vanilla":
+            runs.per_image_ms[(model_key, True)] = ms
+if ran:
+    provenance = _("Computed just now in {made:.1f} s (announced: about {seconds:.1f} s).").format(
+        made=made_s, seconds=map_estimate.seconds
+    )
+elif map_in_session:
+    provenance = _("Kept from this session's last run (made in {made:.1f} s).").format(made=made_s)
+else:
     provenance = _(
         "From the shared cache: made {ago:.0f} s ago in {made:.1f} s (by this or another "
         "session), so nothing was recomputed."
     ).format(ago=time.time() - made_at, made=made_s)
-elif ran:
-    provenance = _("Computed just now in {made:.1f} s (announced: about {seconds:.1f} s).").format(
-        made=made_s, seconds=estimate.seconds
-    )
-else:
-    provenance = _("Kept from this session's last run (made in {made:.1f} s).").format(made=made_s)
 
 draw = (recipe == "notes", float(percentile), float(alpha), colormap)
 if shared:
-    pictures = _shared_pictures(cache_key, *draw, result.saliency, view)
+    pictures = _shared_pictures(map_key, *draw, result.saliency, view)
 else:
     pictures = _make_pictures(result.saliency, view, *draw)
 comparison = pictures.comparison
@@ -716,7 +785,7 @@ else:
         notes_warning = _("{reason}. The map uses the app's scaling instead.").format(
             reason=tr(comparison.notes_error)
         )
-    map_caption = f"{_(METHOD_NAMES[method])}, {objective}, {reduce}"
+    map_caption = f"{_(METHOD_NAMES[map_method])}, {objective}, {reduce}"
 prob = float(torch.softmax(result.logits, 0)[int(target)])
 class_name = loaded.categories[target]
 
@@ -731,7 +800,7 @@ with layout.figure:
         alt=_(
             "Saliency map ({method}) for class {target}, {name}: bright where the class score "
             "is most sensitive to the pixel."
-        ).format(method=_(METHOD_NAMES[method]), target=target, name=class_name),
+        ).format(method=_(METHOD_NAMES[map_method]), target=target, name=class_name),
         width="stretch",
     )
     c_overlay.image(
@@ -755,7 +824,7 @@ with layout.figure:
             target=target,
             name=class_name,
             prob=prob,
-            method=_(METHOD_NAMES[method]),
+            method=_(METHOD_NAMES[map_method]),
             provenance=provenance,
         )
     )
@@ -816,7 +885,7 @@ with how_area:
                 "f(image) - f(baseline) = {delta:.3f}. More steps bring the two closer."
             ).format(total=total, delta=delta)
         )
-    if method == "smoothgrad":
+    if map_method == "smoothgrad":
         lines.append(
             _(
                 "SmoothGrad averaged {n} noisy copies (sigma {sigma:.2f}) in batches; "
@@ -868,7 +937,7 @@ with how_area:
     d1.download_button(
         _("Map (PNG)"),
         pictures.map_png,
-        file_name=f"saliency_{method}_{target}.png",
+        file_name=f"saliency_{map_method}_{target}.png",
         mime="image/png",
         key="saliency.download_map",
         icon=":material/download:",
@@ -876,7 +945,7 @@ with how_area:
     d2.download_button(
         _("Overlay (PNG)"),
         pictures.overlay_png,
-        file_name=f"saliency_overlay_{method}_{target}.png",
+        file_name=f"saliency_overlay_{map_method}_{target}.png",
         mime="image/png",
         key="saliency.download_overlay",
         icon=":material/download:",
@@ -890,7 +959,7 @@ with how_area:
         with st.spinner(_("Timing 5 forward + backward passes ...")):
             try:
                 st.session_state["saliency._retime"] = (
-                    cache_key,
+                    map_key,
                     S.time_gradient_pass(loaded.model, x, int(target), objective=objective),
                 )
             except (ValueError, RuntimeError) as error:
@@ -900,7 +969,7 @@ with how_area:
                     )
                 )
     retimed = st.session_state.get("saliency._retime")
-    if retimed is not None and retimed[0] == cache_key:
+    if retimed is not None and retimed[0] == map_key:
         timing: S.PassTiming = retimed[1]
         st.caption(
             _(
@@ -956,34 +1025,39 @@ with sanity_area:
         )
         sanity_key = (cache_key, int(k), float(percentile))
         stored = st.session_state.get("saliency._sanity")
+        held_sanity = None
+        if run_sanity and (stored is None or stored[0] != sanity_key) and shared:
+            probe_slot = st.empty()  # a cache hit replays the test's progress bar: cleared
+            with probe_slot.container():
+                held_sanity = _held(runs, sanity_key, lambda: _shared_sanity(
+                    model_key, image_digest, int(target), method, params_key, int(k),
+                    float(percentile), loaded.model, x, params, _probe=True))  # fmt: skip
+            probe_slot.empty()
         if run_sanity and (stored is None or stored[0] != sanity_key):
             # Like the map: above the budget the test waits for a click stating its time (a
-            # link may ask for it, ?saliency.sanity=true), unless it was made for everyone.
-            with runs.lock:
-                sanity_ready = shared and sanity_key in runs.sanity_made
+            # link may ask for it, ?saliency.sanity=true), unless the shared cache holds it.
             run_sanity = heavy_gate(
                 "saliency.sanity", sanity_estimate.seconds, sanity_key,
                 what=_("the sanity check: {maps} maps, {images} images").format(
                     maps=k + 1, images=sanity_estimate.images),
-                ready=sanity_ready,
+                ready=held_sanity is not None,
             )  # fmt: skip
         if run_sanity and (stored is None or stored[0] != sanity_key):
             sanity_job = (
                 heavy_job(_("Sanity check"))
-                if sanity_estimate.seconds > budget_s()
+                if sanity_estimate.seconds > budget_s() and held_sanity is None
                 else contextlib.nullcontext()
             )
             try:
                 with sanity_job:
-                    if shared:
-                        outcome = _shared_sanity(
-                            model_key, image_digest, int(target), method, params_key, int(k),
-                            float(percentile), loaded.model, x, params,
-                        )  # fmt: skip
-                        with runs.lock:
-                            runs.sanity_made.add(sanity_key)
-                            while len(runs.sanity_made) > 64:
-                                runs.sanity_made.pop()
+                    if held_sanity is not None:
+                        outcome = held_sanity
+                    elif shared:
+                        with _computing(runs, sanity_key):
+                            outcome = _shared_sanity(
+                                model_key, image_digest, int(target), method, params_key,
+                                int(k), float(percentile), loaded.model, x, params,
+                            )  # fmt: skip
                     else:
                         outcome = _randomize(
                             loaded.model, x, int(target), method, int(k), float(percentile),

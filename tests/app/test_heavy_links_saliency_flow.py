@@ -81,10 +81,12 @@ def test_the_saliency_link_opens_with_the_vanilla_map_and_two_buttons(saliency_c
     ig = S.estimate_run("integrated_gradients", steps=32, per_image_ms=PER_IMAGE_MS)
     assert at.button(key="saliency.map.run").label == (
         f"Run the Integrated Gradients map of 32 images (about {ig.seconds:.0f} s)")
-    # the sanity check of the map on screen (vanilla), 22 maps of one image: above 2 s
-    sanity = S.estimate_sanity("vanilla", 21, per_image_ms=PER_IMAGE_MS)
+    # the sanity check of the chosen method (the controls say Integrated Gradients, not the
+    # vanilla map shown meanwhile): 22 maps of 32 images each
+    sanity = S.estimate_sanity("integrated_gradients", 21, steps=32, per_image_ms=PER_IMAGE_MS)
     assert at.button(key="saliency.sanity.run").label == (
-        f"Run the sanity check: 22 maps, 22 images (about {sanity.seconds:.0f} s)")
+        f"Run the sanity check: 22 maps, 704 images (about {sanity.seconds:.0f} s)")
+    assert "22 saliency maps = 704 images through the model" in _texts(at.caption)
     assert "Meanwhile: the vanilla gradient" in _texts(at.caption)
     assert not at.get("plotly_chart")  # no sanity chart
 
@@ -110,6 +112,84 @@ def test_the_saliency_clicks_run_what_they_name(monkeypatch, saliency_calls):
     assert at.get("plotly_chart")
     with pytest.raises(KeyError):
         at.button(key="saliency.sanity.run")
+
+
+def test_the_sanity_check_of_a_gated_map_runs_the_chosen_method(monkeypatch, saliency_calls):
+    import streamlit as st
+
+    monkeypatch.setenv("TP_HEAVY_BUDGET_S", "0.1")  # a 4-image map is over this budget
+    methods: list[str] = []
+    real_test = S.randomization_test
+
+    def randomization_test(*args, **kwargs):
+        methods.append(args[3])
+        return real_test(*args, **kwargs)
+
+    monkeypatch.setattr(S, "randomization_test", randomization_test)
+    st.cache_data.clear()  # no check from an earlier test
+    at = open_cold("saliency", {"saliency.method": "SmoothGrad", "saliency.n": "4",
+                                "saliency.sanity": "true", "saliency.sanity_layers": "1"})
+    assert not at.exception, at.exception
+    assert saliency_calls["maps"] == [("vanilla", 1)]  # the map waits for its click
+    # the sanity check is SmoothGrad's (2 maps of 4 images), with its own click
+    assert "2 maps, 8 images" in at.button(key="saliency.sanity.run").label
+    at.button(key="saliency.sanity.run").click().run()
+    assert not at.exception, at.exception
+    assert methods == ["smoothgrad"]
+    assert at.button(key="saliency.map.run")  # the map still waits for its own click
+
+
+def _run_keys(at) -> list[str]:
+    return [str(b.key) for b in at.button if str(b.key).endswith(".run")]
+
+
+def test_a_map_gone_from_the_shared_cache_waits_for_a_click_again(monkeypatch, saliency_calls):
+    import streamlit as st
+
+    monkeypatch.setenv("TP_HEAVY_BUDGET_S", "0.1")  # a 4-image map is over this budget
+    link = {"saliency.method": "SmoothGrad", "saliency.n": "4"}
+    st.cache_data.clear()  # no map from an earlier test
+    at = open_cold("saliency", link)
+    at.button(key="saliency.map.run").click().run()
+    assert not at.exception, at.exception
+    assert saliency_calls["maps"][-1] == ("smoothgrad", 4)
+
+    saliency_calls["maps"].clear()
+    other = open_cold("saliency", link)  # held by the shared cache: no click, no computation
+    assert not other.exception, other.exception
+    assert "saliency.map.run" not in _run_keys(other)
+    assert ("smoothgrad", 4) not in saliency_calls["maps"]
+
+    st.cache_data.clear()  # the map leaves the cache (32 newer maps, or an hour later)
+    late = open_cold("saliency", link)
+    assert not late.exception, late.exception
+    assert ("smoothgrad", 4) not in saliency_calls["maps"]  # not recomputed without a click
+    assert late.button(key="saliency.map.run")
+
+
+def test_a_sanity_check_gone_from_the_shared_cache_waits_for_a_click_again(
+    monkeypatch, saliency_calls
+):
+    import streamlit as st
+
+    monkeypatch.setenv("TP_HEAVY_BUDGET_S", "0.1")  # 3 maps of one image are over this budget
+    link = {"saliency.sanity": "true", "saliency.sanity_layers": "2"}
+    st.cache_data.clear()
+    at = open_cold("saliency", link)
+    at.button(key="saliency.sanity.run").click().run()
+    assert not at.exception, at.exception
+    assert saliency_calls["sanity"] == [2]
+
+    other = open_cold("saliency", link)  # held by the shared cache: no click, no computation
+    assert not other.exception, other.exception
+    assert "saliency.sanity.run" not in _run_keys(other)
+    assert saliency_calls["sanity"] == [2] and other.get("plotly_chart")
+
+    st.cache_data.clear()  # the check leaves the cache
+    late = open_cold("saliency", link)
+    assert not late.exception, late.exception
+    assert saliency_calls["sanity"] == [2]  # not recomputed without a click
+    assert late.button(key="saliency.sanity.run")
 
 
 def test_the_flow_link_opens_with_the_main_fill_and_a_button(flow_methods):

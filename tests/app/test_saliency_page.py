@@ -287,6 +287,36 @@ def test_notes_recipe_on_a_flat_map_warns_and_falls_back(open_page, monkeypatch)
     assert "uses the app's scaling instead" in warning
 
 
+def test_an_uploaded_model_is_hashed_once_not_on_every_rerun(open_page, monkeypatch):
+    """An upload may be 200 MB: its digest (the model cache's key) is taken once per uploaded
+    file (ui.images.upload_digest), not on every rerun of the page."""
+    import hashlib
+
+    from ui import images
+
+    class Linear(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.mean(dim=(1, 2, 3)).unsqueeze(1) * torch.linspace(-1.0, 1.0, 1000)
+
+    hashed: list[int] = []
+    real = images.file_digest
+
+    def file_digest(data: bytes) -> str:
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(images, "file_digest", file_digest)
+    module = Linear()
+    at = upload_module(open_page("saliency"), monkeypatch, module, "linear.pt")
+    assert not at.exception and not at.error, errors(at)
+    data = at.file_uploader(key="saliency.model_upload").value.getvalue()
+    at.slider(key="saliency.alpha").set_value(0.3).run()
+    at.slider(key="saliency.alpha").set_value(0.4).run()
+    assert not at.exception and not at.error, errors(at)
+    assert hashed.count(len(data)) == 1
+    assert hashlib.sha256(data).hexdigest() == real(data)  # the same key as before
+
+
 def _sample_bytes(name: str) -> bytes:
     from pathlib import Path
 
