@@ -1,20 +1,16 @@
 """BatchNorm explorer benchmark: the hand-written BatchNorm vs nn.BatchNorm2d, and simulate().
 
-Run: python benchmarks/batchnorm.py  (CPU; prints timings, ratios and the parity error)
+Run: python -m benchmarks.batchnorm  (CPU; prints timings, ratios and the parity error)
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.batchnorm import BNState, Stream, manual_batchnorm, simulate
+from lessons.batchnorm.layer import BNState, Stream, manual_batchnorm, simulate
 
 
 def best_of(fn, repeats: int = 30) -> float:

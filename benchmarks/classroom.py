@@ -1,6 +1,6 @@
 """A class opening the same lesson link at once, measured at Streamlit's protocol level.
 
-Run: python benchmarks/classroom.py [--sessions 50] [--pages home flow] [--live-seconds 60]
+Run: python -m benchmarks.classroom [--sessions 50] [--pages home flow] [--live-seconds 60]
      [--replicas 2] [--soak 1000] [--url URL]
 
 Starts one ``streamlit run app.py`` of its own (or uses ``--url``; then no CPU or RSS figures)
@@ -57,8 +57,8 @@ import websockets  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
+from lessons.registry import available_pages  # noqa: E402
 from tests.e2e.conftest import start_server, stop_server  # noqa: E402
-from ui.registry import available_pages  # noqa: E402
 
 DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
 RERUN_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")

@@ -1,15 +1,15 @@
 """Benchmark: NaN filling of a 1920x1080x2 flow with 30% random holes, max_window=33.
 
-Run from the repository root:  python benchmarks/flow_fill.py [--repeats N] [--notes-repeats N]
+Run from the repository root:  python -m benchmarks.flow [--repeats N] [--notes-repeats N]
 
 Prints the median milliseconds of the notes' avg_pool2d version (CPU), each backend of
-core.flowfill.gradual_mean_fill, a straightforward cv2.boxFilter rewrite (for context),
+lessons.flow.fill.gradual_mean_fill, a straightforward cv2.boxFilter rewrite (for context),
 cv2.inpaint on both channels and the filtering floor (five 4-channel cv2.boxFilter passes), plus
 the ratios notes/best and best/floor, and checks that every backend matches the notes to 1e-5.
 
 The notes' original NumPy loop (000:79, one hole pixel at a time) would take minutes at 1080p, so
 it runs on a top-left crop (``--numpy-crop``, default 120x160) of the same flow, once as
-core.flowfill.notes_gradual_mean_numpy and once as the notes printed it
+lessons.flow.fill.notes_gradual_mean_numpy and once as the notes printed it
 (tests/notes_gradual_mean.py, whose crop_rect pads the whole image for every window); the two
 must agree bit for bit. Its 1080p time is extrapolated linearly from the time per hole pixel.
 """
@@ -20,19 +20,15 @@ import argparse
 import os
 import platform
 import statistics
-import sys
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import cv2
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.flowfill import (
+from lessons.flow.fill import (
     gradual_mean_fill,
     inpaint_fill,
     notes_gradual_mean_numpy,

@@ -1,7 +1,7 @@
 """What a link can make the server do: CPU-seconds, wall time and peak memory of opening a page
 cold from a hostile (but valid) link, each in a fresh process.
 
-Run: ``python benchmarks/heavy_links.py [--only NAME ...] [--timeout S]``. The links are the
+Run: ``python -m benchmarks.heavy_links [--only NAME ...] [--timeout S]``. The links are the
 ones a visitor could write by hand: the heaviest views found by trying the app as an attacker
 would, and for every page each numeric control at its maximum with every switch on. A page that
 keeps a link within the heavy-work budget (``ui.heavy``) settles in a few CPU-seconds and shows
@@ -43,8 +43,9 @@ MAXED = ("home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory")
 
 CHILD = r"""
 import json, resource, sys, time
-sys.path.insert(0, {root!r})
+sys.path.insert(0, {root!r})  # a child script run from a temporary file
 from streamlit.testing.v1 import AppTest
+from testing.apptest import switch_to
 slug, params, timeout, maxed = {slug!r}, {params!r}, {timeout!r}, {maxed!r}
 app = {root!r} + "/app.py"
 
@@ -52,7 +53,7 @@ def open_page(query):
     at = AppTest.from_file(app, default_timeout=timeout)
     at.query_params.update(query)
     if slug != "home":
-        at.switch_page(f"app_pages/{{slug}}.py")
+        switch_to(at, slug)
     at.run(timeout=timeout)
     return at
 

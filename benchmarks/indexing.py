@@ -1,22 +1,18 @@
 """How much the indexing page's tracing costs next to the bare torch call.
 
-Run: ``python benchmarks/indexing.py``. Prints the median time of each step at the page's
+Run: ``python -m benchmarks.indexing``. Prints the median time of each step at the page's
 largest sizes (2-D 6x8, 3-D 3x4x4) and the ratio traced / bare torch call.
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core import indexing as ix
-from core.indexing_plots import trace_figures
+from lessons.indexing import tracing as ix
+from lessons.indexing.figures import trace_figures
 
 
 def median_ms(fn, repeat: int = 30) -> float:

@@ -1,6 +1,6 @@
 """How long the app takes to settle after a control changes, in a real browser.
 
-Run: python benchmarks/interaction.py [--pages flow saliency] [--sessions 5] [--url URL]
+Run: python -m benchmarks.interaction [--pages flow saliency] [--sessions 5] [--url URL]
 
 Starts one ``streamlit run app.py`` of its own (or uses ``--url``), drives headless Chromium (the
 system's, as the browser tests do) and prints two tables:
@@ -38,13 +38,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lessons.registry import available_pages  # noqa: E402
 from tests.e2e.conftest import (  # noqa: E402
     CHROMIUM_FLAGS,
     chromium_path,
     start_server,
     stop_server,
 )
-from ui.registry import available_pages  # noqa: E402
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 LOAD_TIMEOUT_MS = 240_000

@@ -1,21 +1,17 @@
 """What one memory sample costs (budget: 2 ms), and how fast the allocator simulator runs.
 
-Run: ``python benchmarks/gpu_memory.py``
+Run: ``python -m benchmarks.memory``
 """
 
 from __future__ import annotations
 
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core import gpu_memory
-from core.allocator_sim import CachingAllocatorSim, GiB, SimulatedOutOfMemory
-from core.memory_backends import SimulatedGpu, TensorLedger, allocate
+from lessons.memory import gpu_memory
+from lessons.memory.allocator_sim import CachingAllocatorSim, GiB, SimulatedOutOfMemory
+from lessons.memory.backends import SimulatedGpu, TensorLedger, allocate
 
 BUDGET_S = 2e-3
 

@@ -1,6 +1,6 @@
 """Saliency cost on the default offline model (EfficientNet-Lite0, 224x224, CPU).
 
-Run: python benchmarks/saliency.py [--repeats 15] [--device cpu]
+Run: python -m benchmarks.saliency [--repeats 15] [--device cpu]
 
 Prints the median time of
 - a bare forward+backward (torch.autograd.grad of the class score w.r.t. a preprocessed input),
@@ -18,18 +18,14 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from core.images import load_sample
-from core.models import load_model
-from core.saliency import scale_percentile, smoothgrad, vanilla_saliency
+from lessons.saliency.maps import scale_percentile, smoothgrad, vanilla_saliency
+from lessons.saliency.models import load_model
 
 TARGET = 285  # Egyptian cat
 

@@ -1,22 +1,18 @@
 """Time cv2.warpAffine vs affine_grid + grid_sample at 1920x1080, and print their agreement.
 
-Run: ``python benchmarks/warp.py [--repeats N]``. Uses the CPU, and CUDA too when PyTorch
+Run: ``python -m benchmarks.warp [--repeats N]``. Uses the CPU, and CUDA too when PyTorch
 sees a GPU (timed with torch.cuda.synchronize() around every measurement).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import cv2
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core import warp
+from lessons.warp import affine as warp
 
 W, H = 1920, 1080
 

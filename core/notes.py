@@ -52,11 +52,12 @@ SEEDS_DIR = Path(
     os.environ.get(NOTES_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared" / "seeds"
 )
 
-#: The English comments of the notes' own code that the app quotes (``core.flowfill``'s
-#: ``NOTES_GRADUAL_MEAN_PYTORCH``, ``core.indexing``'s one-hot example). They are the notes'
+#: The English comments of the notes' own code that the app quotes (``lessons.flow.fill``'s
+#: ``NOTES_GRADUAL_MEAN_PYTORCH``, ``lessons.indexing.tracing``'s one-hot
+#: example). They are the notes'
 #: words, so they stay as written in every language and are not catalog messages. Listed here,
 #: not looked up in the notes, so a clone without the notes tells them from the app's own
-#: comments the same way (tests/test_notes.py checks the list against the notes).
+#: comments the same way (tests/shared/test_notes.py checks the list against the notes).
 NOTES_CODE_COMMENTS: frozenset[str] = frozenset(
     {
         "1. Calculate filters window size",
@@ -75,13 +76,13 @@ VERDICTS: tuple[str, ...] = ("wrong", "out of date", "incomplete", "differs from
 #: Modules whose ``notes_callouts()`` the app shows; :func:`all_callouts` reads them in order.
 CALLOUT_MODULES: tuple[str, ...] = (
     "core.environment",
-    "core.indexing",
-    "core.indexing_pitfalls",
-    "core.batchnorm",
-    "core.warp",
-    "core.saliency",
-    "core.flowfill",
-    "core.memory_scenarios",
+    "lessons.indexing.tracing",
+    "lessons.indexing.pitfalls",
+    "lessons.batchnorm.layer",
+    "lessons.warp.affine",
+    "lessons.saliency.maps",
+    "lessons.flow.fill",
+    "lessons.memory.scenarios",
 )
 
 _REF_RE = re.compile(r"^(\d{3}):(\d+)(?:-(\d+))?$")

@@ -1,18 +1,26 @@
-"""The page registry: one place that lists every page the app can show.
+"""The lesson registry: every page the app can show, and every lesson's ready-made links.
 
-A page is offered only once its script exists, so the Home page never advertises
-a lesson that has not been built yet.
+A page is offered only once its script (``lessons/<slug>/page.py``) exists, so the Home page never
+advertises a lesson that has not been built yet. Each lesson writes its links in its own
+``lessons/<slug>/links.py``; :func:`lesson_links` puts them together in menu order: the Home page
+draws them, the README lists them (a test keeps the two in step), and the browser test opens
+every link cold and checks that the page shows :attr:`LessonLink.shows`. Parameter names are the
+pages' widget keys (``ui/links.py`` binds each control to the URL under its key).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
-from core.text import N_
+from core.text import N_, T
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_DIR_NAME = "app_pages"  # not "pages/": that name triggers Streamlit's legacy auto-discovery
+LESSONS_DIR_NAME = "lessons"  # not "pages/": that name triggers Streamlit's legacy auto-discovery
 
 
 @dataclass(frozen=True)
@@ -26,11 +34,11 @@ class PageSpec:
 
     @property
     def script(self) -> Path:
-        return ROOT / PAGE_DIR_NAME / f"{self.slug}.py"
+        return ROOT / LESSONS_DIR_NAME / self.slug / "page.py"
 
     @property
     def relative_script(self) -> str:
-        return f"{PAGE_DIR_NAME}/{self.slug}.py"
+        return f"{LESSONS_DIR_NAME}/{self.slug}/page.py"
 
     def exists(self) -> bool:
         return self.script.is_file()
@@ -109,3 +117,73 @@ def available_lessons() -> list[PageSpec]:
 def available_pages() -> list[PageSpec]:
     """Home followed by every available lesson page."""
     return [HOME, *available_lessons()]
+
+
+@dataclass(frozen=True)
+class LessonLink:
+    """One lesson: a page (``slug``), the query parameters that set it up, a short title, one
+    sentence saying what it shows, and ``shows``: text the page then displays that proves the
+    point (a number the real operation computed; tests look for it on the page)."""
+
+    slug: str
+    params: tuple[tuple[str, str], ...]
+    title: str
+    sentence: str
+    shows: str
+
+    @property
+    def query(self) -> str:
+        """The URL's query string, ``key=value&...``, encoded."""
+        return urlencode(self.params)
+
+    @property
+    def path(self) -> str:
+        """The link relative to the app's root, e.g. ``/warp?warp.notes=true``."""
+        return f"/{self.slug}?{self.query}"
+
+
+@functools.cache
+def lesson_links() -> tuple[LessonLink, ...]:
+    """Every lesson's ready-made links (``lessons/<slug>/links.py``'s ``LINKS``), in menu order.
+
+    Imported on first use: a lesson's links module imports this one for :class:`LessonLink`."""
+    found: list[LessonLink] = []
+    for page in available_lessons():
+        module = f"lessons.{page.slug}.links"
+        if (ROOT / "lessons" / page.slug / "links.py").is_file():
+            found.extend(importlib.import_module(module).LINKS)
+    return tuple(found)
+
+
+def _keep(text: str) -> str:
+    return text
+
+
+def lessons_markdown(
+    base: str, page_titles: Mapping[str, str], translate: Callable[[str], str] = _keep
+) -> str:
+    """Every lesson as a markdown list item, ``- **[title](base + path)** (page): sentence``.
+
+    ``base`` prefixes each link: ``""`` gives relative links (``warp?...``, the Home page: they
+    keep working when the app is served under a path prefix), ``"http://localhost:8501/"`` the
+    README's. ``page_titles`` maps a slug to its page's title (as it should be shown).
+    ``translate`` (default: none, English) translates each title and sentence and the item's
+    layout; the links' targets stay as they are. Titles and sentences are this module's own
+    text, never a visitor's.
+    """
+    item = translate(N_("- **[{title}]({link})** ({page}): {sentence}"))
+    return "\n".join(
+        item.format(
+            title=translate(lesson.title),
+            link=f"{base}{lesson.slug}?{lesson.query}",
+            page=page_titles.get(lesson.slug, lesson.slug),
+            sentence=_sentence(lesson.sentence, translate),
+        )
+        for lesson in lesson_links()
+    )
+
+
+def _sentence(sentence: str, translate: Callable[[str], str]) -> str:
+    if isinstance(sentence, T) and sentence.args:
+        return translate(sentence.template).format(**sentence.args)
+    return translate(sentence)

@@ -3,7 +3,7 @@
 ``crop_rect`` and ``gradual_mean`` are the NumPy version at notes 000:79; ``gradual_mean_pytorch``
 is the vectorised version at notes 000:80. The notes lost their indentation (every line starts
 with one space), so only the indentation is restored here; every statement, name, default and
-docstring is the notes' own (``tests/test_flowfill.py`` checks that this file's text, whitespace
+docstring is the notes' own (``tests/lessons/flow/test_fill.py`` checks that this file's text, whitespace
 collapsed, occurs verbatim at those lines). Nothing here is fixed or tidied: the tests run these
 functions to compare the app's versions with what the notes really do.
 """

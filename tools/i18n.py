@@ -27,29 +27,26 @@ if str(ROOT) not in sys.path:  # `python tools/i18n.py` as well as `python -m to
 LOCALES = ROOT / "locales"
 #: The languages other than English, as gettext locale folders.
 LANGUAGES = ("zh_CN",)
-#: domain -> the source files whose strings it holds. A page's domain has its page script and
-#: the core modules that write its texts; "app" has the router, the shared UI and Home.
-DOMAINS: dict[str, tuple[str, ...]] = {
-    "app": (
-        "app.py", "app_pages/home.py", "ui/charts.py", "ui/code.py", "ui/i18n.py",
-        "ui/heavy.py", "ui/image_input.py", "ui/lesson.py", "ui/links.py", "ui/notes_callout.py",
-        "ui/registry.py", "ui/settings.py", "core/environment.py", "core/images.py",
-        "core/lesson_links.py", "core/notes.py", "core/seeding.py",
-    ),
-    "indexing": (
-        "app_pages/indexing.py", "ui/indexing_notes_demos.py", "core/indexing.py",
-        "core/indexing_pitfalls.py", "core/indexing_plots.py",
-    ),
-    "batchnorm": ("app_pages/batchnorm.py", "core/batchnorm.py"),
-    "warp": ("app_pages/warp.py", "core/warp.py"),
-    "saliency": ("app_pages/saliency.py", "core/saliency.py", "core/models.py"),
-    "flow": ("app_pages/flow.py", "core/flowfill.py"),
-    "memory": (
-        "app_pages/memory.py", "core/allocator_sim.py", "core/gpu_memory.py",
-        "core/memory_backends.py", "core/memory_figures.py", "core/memory_scenarios.py",
-        "core/live_sampler.py",
-    ),
-}  # fmt: skip
+#: The lessons: every folder under ``lessons/`` with a ``page.py``, by URL slug.
+LESSON_SLUGS = tuple(sorted(p.parent.name for p in (ROOT / "lessons").glob("*/page.py")))
+
+
+def _domains() -> dict[str, tuple[str, ...]]:
+    """domain -> the source files whose strings it holds, derived from the folders so that a new
+    module cannot be forgotten: a lesson's domain is its slug and holds every module of its
+    package; "app" holds the router, ``core/``, ``ui/`` and ``lessons/``'s shared modules."""
+
+    def names(*patterns: str) -> tuple[str, ...]:
+        paths = {p for pattern in patterns for p in ROOT.glob(pattern)}
+        return tuple(sorted(str(p.relative_to(ROOT)) for p in paths))
+
+    domains = {"app": names("app.py", "core/*.py", "ui/*.py", "lessons/*.py")}
+    for slug in LESSON_SLUGS:
+        domains[slug] = names(f"lessons/{slug}/**/*.py")
+    return domains
+
+
+DOMAINS: dict[str, tuple[str, ...]] = _domains()
 
 
 def pot_path(domain: str) -> Path:
@@ -125,14 +122,52 @@ def _add_snippet_comments(domain: str) -> None:
         write_po(handle, catalog, width=0, sort_output=True, no_location=True)
 
 
+def translation_memory(locale: str) -> dict[object, object]:
+    """msgid -> translation over every catalog of ``locale``: a string that moves from one
+    module to another (and so from one domain to another) keeps its translation."""
+    from babel.messages.pofile import read_po
+
+    memory: dict[object, object] = {}
+    for po in sorted((LOCALES / locale / "LC_MESSAGES").glob("*.po")):
+        with po.open("rb") as handle:
+            for message in read_po(handle):
+                strings = message.string if isinstance(message.string, tuple) else (message.string,)
+                if message.id and not message.fuzzy and all(strings):
+                    memory.setdefault(message.id, message.string)
+    return memory
+
+
+#: Each language's translation memory, read before any catalog is rewritten (see ``main``).
+_MEMORY: dict[str, dict[object, object]] = {}
+
+
 def update(domain: str) -> None:
     for locale in LANGUAGES:
+        memory = _MEMORY.setdefault(locale, translation_memory(locale))
         command = "update" if po_path(domain, locale).exists() else "init"
         extra = ["--no-fuzzy-matching", "--ignore-obsolete"] if command == "update" else []
         _babel(
             command, "-D", domain, "-i", str(pot_path(domain)), "-d", str(LOCALES),
             "-l", locale, "--no-wrap", *extra,
         )  # fmt: skip
+        _fill_from_memory(po_path(domain, locale), memory)
+
+
+def _fill_from_memory(po: Path, memory: dict[object, object]) -> None:
+    """Give every untranslated message of ``po`` the translation another catalog has for it."""
+    from babel.messages.pofile import read_po, write_po
+
+    with po.open("rb") as handle:
+        catalog = read_po(handle)
+    filled = 0
+    for message in catalog:
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if message.id and not all(strings) and message.id in memory:
+            message.string = memory[message.id]
+            filled += 1
+    if filled:
+        with po.open("wb") as handle:
+            write_po(handle, catalog, width=0, sort_output=True, no_location=True)
 
 
 def compile_catalog(domain: str) -> None:
@@ -174,6 +209,9 @@ def main(argv: list[str]) -> int:
         print(f"unknown domain(s) {unknown}; known: {list(DOMAINS)}")
         return 2
     steps = [extract, update, compile_catalog] if argv[0] == "all" else [STEPS[argv[0]]]
+    if update in steps:  # before any catalog drops a string that moved to another domain
+        for locale in LANGUAGES:
+            _MEMORY[locale] = translation_memory(locale)
     for domain in domains:
         for step in steps:
             step(domain)

@@ -35,6 +35,7 @@ import streamlit as st
 
 from core.notes import NotesRef
 from core.text import T
+from lessons.registry import HOME, LESSONS
 
 LANG_KEY = "lang"
 LANGUAGES: tuple[str, ...] = ("en", "zh")
@@ -42,7 +43,7 @@ LANGUAGE_LABELS = {"en": "English", "zh": "中文"}
 #: The catalog folder of each language other than English (the source language).
 CATALOG_LOCALES = {"zh": "zh_CN"}
 #: gettext domains, one catalog file each (tools/i18n.py says which sources each one holds).
-DOMAINS = ("app", "indexing", "batchnorm", "warp", "saliency", "flow", "memory")
+DOMAINS = ("app", HOME.slug, *(page.slug for page in LESSONS))
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locales"
 _CHOSEN = "_i18n.chosen"  # session: the language came from a link or a click, not the browser
 

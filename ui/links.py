@@ -171,7 +171,8 @@ def _view_link_box() -> None:
 def _query_params():
     """Streamlit's query-parameter state for this session. Streamlit has no public call that says
     whether a parameter is bound or what a control accepts; its binding table is the one source
-    (tests/test_links.py and tests/app/test_hostile_links.py fail when an upgrade moves it)."""
+    (tests/shared/test_links.py and tests/app/test_hostile_links.py fail when an upgrade moves
+    it)."""
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
     return get_session_state().query_params()

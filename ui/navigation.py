@@ -15,8 +15,8 @@ import threading
 
 import streamlit as st
 
+from lessons.registry import available_pages
 from ui.i18n import _
-from ui.registry import available_pages
 
 _PAGES: dict[str, list[st.Page]] = {}
 _LOCK = threading.Lock()  # two first visitors in one language make the list once

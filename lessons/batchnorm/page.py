@@ -11,8 +11,8 @@ import streamlit as st
 import torch
 from plotly.subplots import make_subplots
 
-from core import batchnorm as bn
 from core.text import N_, T
+from lessons.batchnorm import layer as bn
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import localized, show_code
@@ -892,7 +892,7 @@ def _evaluate_twice_tab() -> None:
 
 def _notes_wrong_tab() -> None:
     """Where the notes are wrong or incomplete."""
-    for callout in callouts_of("core.batchnorm").values():
+    for callout in callouts_of("lessons.batchnorm.layer").values():
         notes_callout(callout)
 
 

@@ -1890,7 +1890,7 @@ y = gradual_mean_pytorch(x, max_window_size=32)  # the notes: a warning, then it
 print("notes' gradual_mean_pytorch(max_window_size=32): ran, NaN left:",
       int(torch.isnan(y).sum()))
 
-from core.flowfill import window_sizes  # the app
+from lessons.flow.fill import window_sizes  # the app
 
 try:
     window_sizes(32)
@@ -2070,7 +2070,7 @@ print(f"filled {{int(np.isnan(flow).sum()) - unfilled}} hole values, {{unfilled}
 
 
 _SNIPPET_NOTES_NUMPY = '''
-from core.flowfill import (
+from lessons.flow.fill import (
     endpoint_error,
     epe_stats,
     notes_gradual_mean_numpy,
@@ -2119,7 +2119,7 @@ def _snippet_head(spec: FlowSpec | None, upload_name: str | None) -> str:
     head = "import cv2\nimport numpy as np\n\n"
     if spec is not None:
         return head + (
-            "from core.flowfill import FlowSpec, build_flow\n\n"
+            "from lessons.flow.fill import FlowSpec, build_flow\n\n"
             f"case = build_flow({spec!r})\n"
             "flow = case.flow  # (H, W, 2) float32, NaN = hole\n"
         )
@@ -2128,7 +2128,7 @@ def _snippet_head(spec: FlowSpec | None, upload_name: str | None) -> str:
         "my_flow" + Path(name).suffix
     )
     return head + (
-        "from core.flowfill import load_flow_file\n\n"
+        "from lessons.flow.fill import load_flow_file\n\n"
         f"with open({safe!r}, 'rb') as f:\n"
         f"    flow = load_flow_file({safe!r}, f.read())  # (H, W, 2) float32, NaN = hole\n"
     )

@@ -15,7 +15,8 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from core.figure_style import png_data_uri
-from core.flowfill import (
+from core.text import N_, T
+from lessons.flow.fill import (
     MAX_SIDE,
     METHOD_CV2,
     METHOD_TORCH,
@@ -53,7 +54,6 @@ from core.flowfill import (
     snippet_for,
     window_sizes,
 )
-from core.text import N_, T
 from ui.caching import bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
@@ -967,7 +967,7 @@ with rest_box:
         st.markdown(_("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, "
                       "zero-padded at the borders; only NaN values are replaced."))
     st.header(_("What the notes say, checked live"), anchor=False)
-    for callout in callouts_of("core.flowfill").values():
+    for callout in callouts_of("lessons.flow.fill").values():
         notes_callout(callout)
     show_code(
         snippet_for(

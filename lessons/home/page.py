@@ -6,15 +6,14 @@ import torch
 
 from core import environment, seeding
 from core.environment import collect_environment
-from core.lesson_links import lessons_markdown
 from core.text import N_
+from lessons.registry import LESSONS, available_lessons, lessons_markdown
 from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
 from ui.image_input import image_input
 from ui.images import show_image
 from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
-from ui.registry import LESSONS, available_lessons
 from ui.settings import current_settings
 from ui.tables import show_table
 from ui.turns import take_turn

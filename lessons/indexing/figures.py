@@ -4,7 +4,7 @@ A colour per *source* cell: the output cell takes the colour of the cell its val
 so a glance shows the wiring. Collisions (several scatter writes into one cell) get a dashed
 red frame and an ``×n`` tag; the cells behind a clicked output element get a thick frame.
 Every cell carries its full position in ``customdata`` (read back by
-:func:`core.indexing.position_from_selection`). Pure: no Streamlit.
+:func:`lessons.indexing.tracing.position_from_selection`). Pure: no Streamlit.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import plotly.graph_objects as go
 import torch
 from plotly import colors as pcolors
 
-from core.indexing import Pos, Trace, format_value
 from core.text import N_
+from lessons.indexing.tracing import Pos, Trace, format_value
 
 
 def _english(message: str) -> str:

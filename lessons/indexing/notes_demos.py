@@ -1,6 +1,6 @@
 """The notes' indexing pitfalls, run live: one tab per demo (issue 11, section 5).
 
-:func:`render_notes_demos` draws, for each demo of :mod:`core.indexing_pitfalls`, where it
+:func:`render_notes_demos` draws, for each demo of :mod:`lessons.indexing.pitfalls`, where it
 comes from in the notes, the snippet, what it printed or raised just now, and the verdict
 read from that run; the "notes say / PyTorch today does" callouts sit in the tab they belong
 to. Widget keys start with ``indexing.notes_demos.``; every value widget and the demo tabs are
@@ -13,9 +13,9 @@ import re
 
 import streamlit as st
 
-from core import indexing_pitfalls as ip
 from core.notes import NotesCallout
 from core.text import N_
+from lessons.indexing import pitfalls as ip
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.code import localized
 from ui.i18n import _, cite, current_language, tr, translator
@@ -277,7 +277,7 @@ def render_notes_demos() -> None:
             "raised. Where the notes are wrong or out of date, a box says so."
         )
     )
-    callouts = callouts_of("core.indexing_pitfalls")
+    callouts = callouts_of("lessons.indexing.pitfalls")
     tabs = st.tabs(
         [
             _(".item() on empty"),

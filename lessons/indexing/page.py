@@ -8,15 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import indexing as ix
-from core.indexing_plots import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figure
 from core.notes import LiveRun
 from core.text import N_
+from lessons.indexing import tracing as ix
+from lessons.indexing.figures import ROW_UNITS, figure_rows, is_touch_user_agent, trace_figure
+from lessons.indexing.notes_demos import render_notes_demos
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.i18n import _, cite, tr, translator
-from ui.indexing_notes_demos import render_notes_demos
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.markdown import plain
@@ -48,7 +48,7 @@ DEFAULT_PRESET = "gather"
 CUSTOM_EXAMPLE = N_("your own expression (typed)")
 #: Longest tensor text a field takes (a 6x10 of 8-digit floats fits) and a link may carry.
 MAX_TENSOR_CHARS = 1000
-#: Longest x[...] expression (core.indexing.parse_index_expression refuses longer ones).
+#: Longest x[...] expression (lessons.indexing.tracing.parse_index_expression refuses longer ones).
 MAX_EXPR_CHARS = 400
 
 
@@ -195,7 +195,7 @@ def notes_code_box(p: ix.Preset) -> None:
 
 
 def _touch_device() -> bool:
-    """A phone or tablet browser (see core.indexing_plots.is_touch_user_agent)."""
+    """A phone or tablet browser (see lessons.indexing.figures.is_touch_user_agent)."""
     try:
         return is_touch_user_agent(st.context.headers.get("User-Agent"))
     except Exception:  # no browser (AppTest, a bare script run): treat as a desktop
@@ -374,7 +374,7 @@ def figure_grid(
     *,
     touch: bool = False,
 ) -> None:
-    """Draw a trace's pictures in rows of equal cell width (core.indexing_plots.figure_rows).
+    """Draw a trace's pictures in rows of equal cell width (lessons.indexing.figures.figure_rows).
 
     The out picture is clickable: a click on a cell selects it (``on_select="rerun"``); on a
     touch device (``touch``) it is a plain picture and the "Explain cell" box picks the cell.
@@ -680,7 +680,7 @@ def pitfalls_tab() -> None:
         st.caption(_("Not in the notes: the app adds this pitfall."))
     show_code(demo.snippet)
     for callout_key in ix.PITFALL_CALLOUTS.get(demo.number, ()):
-        notes_callout(callouts_of("core.indexing")[callout_key])
+        notes_callout(callouts_of("lessons.indexing.tracing")[callout_key])
 
 
 with preset_box:
@@ -721,7 +721,7 @@ with case_box:
     if preset_shown:
         notes_code_box(preset)
         for callout_key in ix.PRESET_CALLOUTS.get(preset.key, ()):
-            notes_callout(callouts_of("core.indexing")[callout_key])
+            notes_callout(callouts_of("lessons.indexing.tracing")[callout_key])
 
 with tab_ix:
     st.markdown(
@@ -753,7 +753,7 @@ with tab_ix:
             st.selectbox(  # a view of the expression: not in the URL (see the function above)
                 _("Example"),
                 [*ix.INDEX_PRESETS, CUSTOM_EXAMPLE],
-                key="indexing.index_preset",  # spelled out: tests/test_links.py NOT_BOUND
+                key="indexing.index_preset",  # spelled out: tests/shared/test_links.py NOT_BOUND
                 format_func=translator(),
                 on_change=_load_index_preset,
                 help=_("Pick an example, or type your own expression below."),

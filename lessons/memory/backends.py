@@ -23,8 +23,9 @@ from typing import Any, Literal, Protocol
 
 import torch
 
-from core import gpu_memory
-from core.allocator_sim import (
+from core.text import T
+from lessons.memory import gpu_memory
+from lessons.memory.allocator_sim import (
     CachingAllocatorSim,
     GiB,
     MiB,
@@ -33,7 +34,6 @@ from core.allocator_sim import (
     round_size,
     segment_size_for,
 )
-from core.text import T
 
 SIMULATED_TOTALS_GB = (8, 24, 80)
 SIMULATED_CONTEXT_BYTES = 512 * MiB  # a typical CUDA context; NVML counts it, torch does not

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.allocator_sim import GiB, MiB, format_size
 from core.figure_style import MIN_FONT_PX, mark_legible
-from core.memory_backends import MemoryState
 from core.text import N_
+from lessons.memory.allocator_sim import GiB, MiB, format_size
+from lessons.memory.backends import MemoryState
 
 #: A function that translates a catalog message (a page passes ``ui.i18n.translator()``);
 #: the default leaves the English.
@@ -150,8 +150,8 @@ def live_chart_of(series: Sequence[LiveSeries], translate: Translate = _english)
     if len(rows) == 1:
         # A live chart is rebuilt at every tick for each session whose samples changed: built
         # from a spec without plotly's validation (1 ms instead of 7, plus 11 for legible).
-        # tests/test_memory_figures.py builds the same spec with validation and legible() and
-        # expects the same figure.
+        # tests/lessons/memory/test_figures.py builds the same spec with validation and
+        # legible() and expects the same figure.
         return mark_legible(go.Figure(live_chart_spec(rows[0], translate), _validate=False))
     traces, shapes, notes, layout = [], [], [], {}
     for row, s in enumerate(rows, start=1):

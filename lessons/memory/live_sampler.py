@@ -7,7 +7,7 @@ session's chart draws from. The thread runs only while someone reads: when no se
 for samples for ``idle_stop_s`` it ends, so a class that has left costs nothing, and the next
 reader starts it again. Pure Python (``threading``), no Streamlit.
 
->>> from core.memory_backends import SimulatedGpu
+>>> from lessons.memory.backends import SimulatedGpu
 >>> gpu = SimulatedGpu(8)
 >>> sampler = LiveSampler(lambda: [gpu.state()])
 >>> [p.device for p in sampler.points(60.0)] == [gpu.state().label]
@@ -22,8 +22,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from core.memory_backends import MemoryState
-from core.memory_figures import LivePoint, live_point
+from lessons.memory.backends import MemoryState
+from lessons.memory.figures import LivePoint, live_point
 
 #: The shortest refresh on the memory page: one fragment rerun costs ~20 ms of server CPU, so
 #: 50 viewers at one refresh a second stay within one core.

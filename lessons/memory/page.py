@@ -11,11 +11,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import memory_scenarios as ms
-from core.allocator_sim import format_size
 from core.environment import available_devices
-from core.live_sampler import MIN_INTERVAL_S, LiveSampler
-from core.memory_backends import (
+from core.text import N_, T
+from lessons.memory import scenarios as ms
+from lessons.memory.allocator_sim import format_size
+from lessons.memory.backends import (
     DTYPES,
     SIMULATED_TOTALS_GB,
     UNITS,
@@ -35,7 +35,7 @@ from core.memory_backends import (
     reset_peak,
     session_quota,
 )
-from core.memory_figures import (
+from lessons.memory.figures import (
     BAND_LABEL,
     FragmentationBars,
     LiveSeries,
@@ -49,8 +49,8 @@ from core.memory_figures import (
     segment_map,
     snapshot_segments,
 )
-from core.memory_scenarios import SCENARIOS, Step, run_scenario, snippet_for
-from core.text import N_, T
+from lessons.memory.live_sampler import MIN_INTERVAL_S, LiveSampler
+from lessons.memory.scenarios import SCENARIOS, Step, run_scenario, snippet_for
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
@@ -232,7 +232,7 @@ with layout.controls:
         )
     # A real GPU shared by a class: calls that act on the whole process (a scenario's
     # empty_cache and memory cap, the Cache tab) are refused, and Allocate has a per-session
-    # quota ($TP_GPU_MEMORY, core.memory_backends).
+    # quota ($TP_GPU_MEMORY, lessons.memory.backends).
     try:
         whole_process = process_wide_calls_allowed(backend, gpu_memory_policy())
         quota = None if backend.simulated else session_quota()
@@ -392,7 +392,7 @@ with layout.controls:
                 "changes only when you act."
             ),
         )
-        # the floor keeps 50 viewers within one core (core.live_sampler.MIN_INTERVAL_S)
+        # the floor keeps 50 viewers within one core (lessons.memory.live_sampler.MIN_INTERVAL_S)
         interval = st.slider(
             _("Refresh every (s)"),
             MIN_INTERVAL_S,
@@ -705,7 +705,7 @@ def _allocator_rule_tab() -> None:
         hide_index=True,
         border="horizontal",
     )
-    for callout in callouts_of("core.memory_scenarios").values():
+    for callout in callouts_of("lessons.memory.scenarios").values():
         notes_callout(callout)
     st.caption(
         _(

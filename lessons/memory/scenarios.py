@@ -28,14 +28,16 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from core.allocator_sim import (
+from core.notes import NotesCallout, NotesRef, run_live
+from core.text import N_, T
+from lessons.memory.allocator_sim import (
     SMALL_SIZE,
     GiB,
     MiB,
     SimulatedOutOfMemory,
     format_size,
 )
-from core.memory_backends import (
+from lessons.memory.backends import (
     DTYPES,
     MemoryBackend,
     MemoryState,
@@ -47,8 +49,6 @@ from core.memory_backends import (
     free_tensors,
     reset_peak,
 )
-from core.notes import NotesCallout, NotesRef, run_live
-from core.text import N_, T
 
 StepKind = Literal["alloc", "free", "free_all", "empty_cache", "reset_peak", "cap", "uncap"]
 
@@ -818,7 +818,9 @@ class OomRetry:
 
 
 #: The simulator run behind :func:`simulate_oom_retry` and the ``memory_oom_retry`` callout.
-OOM_RETRY_CODE = """from core.allocator_sim import CachingAllocatorSim, SimulatedOutOfMemory, MiB
+OOM_RETRY_CODE = """from lessons.memory.allocator_sim import (
+    CachingAllocatorSim, SimulatedOutOfMemory, MiB,
+)
 
 sim = CachingAllocatorSim(44 * MiB)  # a GPU with room for 44 MiB, PyTorch's allocator rules
 a = sim.malloc(4 * MiB)   # segment 1 (20 MiB): a uses 4 MiB, 16 MiB stay free inside it
@@ -868,7 +870,7 @@ def simulate_oom_retry() -> OomRetry:
 
 # ----------------------------------------------------------------- callouts
 #: The live simulator run behind the ``memory_pool_threshold`` callout.
-POOL_RULE_CODE = """from core.allocator_sim import CachingAllocatorSim, MiB
+POOL_RULE_CODE = """from lessons.memory.allocator_sim import CachingAllocatorSim, MiB
 
 sim = CachingAllocatorSim(8 * 2**30)  # a simulated 8 GiB GPU with PyTorch's allocator rules
 sim.malloc(4)  # the notes' 4-byte tensor
@@ -1389,8 +1391,8 @@ MAP_LOCATION_SNIPPET = """import io
 import torch
 
 # What torch.save writes for a state_dict on cuda:0 (here saved on the CPU and its device
-# tag rewritten, when this machine has no cuda:0; see core.memory_scenarios.saved_state_dict)
-from core.memory_scenarios import saved_state_dict
+# tag rewritten, when this machine has no cuda:0; see lessons.memory.scenarios.saved_state_dict)
+from lessons.memory.scenarios import saved_state_dict
 
 raw, rewritten = saved_state_dict("cuda:0")
 seen = []

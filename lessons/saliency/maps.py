@@ -1,7 +1,8 @@
 """Input-gradient saliency for image classifiers, with the Adebayo et al. (2018) sanity check.
 
 Pure module (no Streamlit). Every function takes a model and a preprocessed batch of one,
-``x: (1, 3, H, W) float`` as ``core.models.LoadedModel.preprocess`` returns it, and a class index.
+``x: (1, 3, H, W) float`` as ``lessons.saliency.models.LoadedModel.preprocess`` returns it,
+and a class index.
 
 Rules that make the functions safe on a model shared between browser sessions:
 - gradients are taken with ``torch.autograd.grad`` w.r.t. a fresh per-call copy of ``x``, so no
@@ -1288,9 +1289,10 @@ def snippet_for(
 ) -> str:
     """Python source that reproduces the page's map; it defines ``saliency`` (H, W),
     ``saliency_u8`` (H, W) uint8 and ``picture`` (H, W, 3) uint8. Vanilla is spelled out in
-    plain torch; the other methods call ``core.saliency``. ``target=None`` uses the predicted
-    class. ``custom_file``: load an uploaded model file (with ``architecture`` for a state_dict)
-    instead of ``model_name``. ``recipe="notes"`` writes out the notes' code (000:2) instead:
+    plain torch; the other methods call ``lessons.saliency.maps``. ``target=None`` uses the
+    predicted class. ``custom_file``: load an uploaded model file (with ``architecture`` for a
+    state_dict) instead of ``model_name``. ``recipe="notes"`` writes out the notes' code (000:2)
+    instead:
     ``loss.backward()``, sum of ``|x.grad|`` over channels, ``cvglue.scale_min_max(..., 0, 255,
     percentile=99)`` and ``np.uint8``; ``method``, ``objective``, ``reduce`` and ``percentile``
     are then ignored."""
@@ -1304,10 +1306,10 @@ def snippet_for(
         else f"target = {int(target)}"
     )
     if custom_file is None:
-        import_line = "from core.models import load_model"
+        import_line = "from lessons.saliency.models import load_model"
         load_line = f"loaded = load_model({model_name!r}, device={device!r})  # eval mode"
     else:
-        import_line = "from core.models import load_custom_model"
+        import_line = "from lessons.saliency.models import load_custom_model"
         load_line = (
             f"with open({custom_file!r}, 'rb') as f:  # your uploaded file\n"
             f"    loaded = load_custom_model(f.read(), filename={custom_file!r}, "
@@ -1321,7 +1323,7 @@ import torch
 import torch.nn.functional as F
 
 {import_line}
-from core.saliency import overlay, scale_percentile
+from lessons.saliency.maps import overlay, scale_percentile
 
 {load_line}
 image = skimage.io.imread(os.path.join(skimage.data.data_dir, {sample!r}))[..., :3]
@@ -1350,13 +1352,13 @@ saliency = {reduce_expr}.cpu()  # {reduce_comment}
 """
     elif method == "grad_x_input":
         body = f"""
-from core.saliency import grad_x_input
+from lessons.saliency.maps import grad_x_input
 
 saliency = grad_x_input(loaded.model, x, target, objective={objective!r}, reduce={reduce!r})
 """
     elif method == "smoothgrad":
         body = f"""
-from core.saliency import smoothgrad
+from lessons.saliency.maps import smoothgrad
 
 saliency = smoothgrad(
     loaded.model, x, target, n={n}, sigma={sigma}, seed={seed},
@@ -1365,7 +1367,7 @@ saliency = smoothgrad(
 """
     else:
         body = f"""
-from core.saliency import integrated_gradients
+from lessons.saliency.maps import integrated_gradients
 
 saliency = integrated_gradients(
     loaded.model, x, target, steps={steps}, baseline={baseline!r},
@@ -1389,7 +1391,7 @@ _NOTES_RECIPE_BODY = """
 # here target_loss is the cross-entropy against the explained class.
 import numpy as np
 
-from core.saliency import cvglue_scale_min_max as scale_min_max  # = cvglue.scale_min_max
+from lessons.saliency.maps import cvglue_scale_min_max as scale_min_max  # = cvglue.scale_min_max
 
 model = loaded.model  # parameters are frozen (requires_grad=False): backward fills x.grad only
 x = x.clone().requires_grad_(True)

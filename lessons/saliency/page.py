@@ -15,9 +15,9 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from core import models as M
-from core import saliency as S
 from core.text import N_
+from lessons.saliency import maps as S
+from lessons.saliency import models as M
 from ui.caching import MAX_SHARED_MODEL_BYTES, SHARED_TTL_S, bounded_cache
 from ui.charts import show_chart
 from ui.code import show_code
@@ -172,7 +172,8 @@ def _shared_classification(
 
 
 def _compute(model, x, target: int, method: str, params: dict, label: str):
-    """Run core.saliency.compute_saliency with a progress bar; returns (result, seconds, when).
+    """Run lessons.saliency.maps.compute_saliency with a progress bar; returns (result,
+    seconds, when).
     ``label`` is already in the session's language."""
     bar = st.progress(0.0, text=label)
     t0 = time.perf_counter()
@@ -217,7 +218,7 @@ def _shared_saliency(
 
 
 def _randomize(model, x, target: int, method: str, k: int, percentile: float, params: dict):
-    """core.saliency.randomization_test of the top ``k`` layers, with a progress bar."""
+    """lessons.saliency.maps.randomization_test of the top ``k`` layers, with a progress bar."""
     bar = st.progress(0.0, text=_("Randomizing ..."))
     try:
         return S.randomization_test(
@@ -925,7 +926,7 @@ with how_area:
             "Timed once, when this map was computed: {images} image(s) in {batches} forward + "
             "backward pass(es) on `{device}`{per_image}, wall clock. Model loading is not "
             "included; {warm}. Other work on the CPU (other sessions or programs, the browser "
-            "drawing this page) slows a single run; `python benchmarks/saliency.py` prints "
+            "drawing this page) slows a single run; `python -m benchmarks.saliency` prints "
             "steady-state medians. Maps made for the bundled classifiers are shared by all "
             "sessions (same image, class, method and settings): {provenance}"
         ).format(
@@ -1208,7 +1209,7 @@ with notes_area:
         ).format(prob=prob, weight=1 - prob, middle="98%")  # "% o" in a msgid reads as %-format
     )
     st.subheader(_("What the notes say, and what PyTorch does"), anchor=False)
-    for callout in callouts_of("core.saliency").values():
+    for callout in callouts_of("lessons.saliency.maps").values():
         notes_callout(callout)
 
 with code_area:

@@ -14,7 +14,7 @@ Conventions (all sizes follow OpenCV):
   - ``align_corners=False``: ``x_n = (2x + 1) / W - 1`` (the image edges are -1 and 1)
   - ``align_corners=True``:  ``x_n = 2x / (W - 1) - 1`` (the corner pixel centres are -1 and 1)
 
-Flag mapping between the two paths (measured, see ``tests/test_warp.py``):
+Flag mapping between the two paths (measured, see ``tests/lessons/warp/test_affine.py``):
 
 ==================  ===========================================================
 grid_sample         cv2.warpAffine

@@ -11,9 +11,9 @@ import plotly.colors
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import warp
 from core.figure_style import png_data_uri
 from core.text import N_
+from lessons.warp import affine as warp
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
@@ -121,7 +121,8 @@ class WarpCase:
 
     @property
     def sampling(self) -> dict[str, bool | str]:
-        """``align_corners``, ``mode`` and ``padding_mode``, as core.warp's keyword arguments."""
+        """``align_corners``, ``mode`` and ``padding_mode``, as ``lessons.warp.affine``'s
+        keyword arguments."""
         return {"align_corners": self.align_corners, "mode": self.mode,
                 "padding_mode": self.padding_mode}  # fmt: skip
 
@@ -686,7 +687,7 @@ with size_note:
                                key="warp.size_notes_box", ref=cite("000:18"))
     if size_notes is not None:
         with size_notes:
-            notes_callout(callouts_of("core.warp")["affine_grid_size_vs_dsize"])
+            notes_callout(callouts_of("lessons.warp.affine")["affine_grid_size_vs_dsize"])
 
 # ------------------------------------------------------------------------------------------
 # Details, section 2: the difference in numbers

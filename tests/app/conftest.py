@@ -11,6 +11,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from testing.apptest import switch_to
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
 FIRST_RUN_TIMEOUT = 120  # the first run imports torch, cv2 and friends
@@ -29,14 +31,14 @@ def _clear_streamlit_caches():
 
 @pytest.fixture
 def open_page() -> Callable[[str], AppTest]:
-    """Return a function that starts app.py, switches to ``app_pages/<slug>.py`` and runs it."""
+    """Return a function that starts app.py, switches to ``lessons/<slug>/page.py`` and runs it."""
 
     def _open(slug: str) -> AppTest:
         at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
         at.run(timeout=FIRST_RUN_TIMEOUT)
         assert not at.exception, at.exception
         if slug != "home":
-            at.switch_page(f"app_pages/{slug}.py")
+            switch_to(at, slug)
             at.run(timeout=FIRST_RUN_TIMEOUT)
         return at
 
@@ -53,7 +55,7 @@ def open_cold(
     if locale is not None:
         at.context["locale"] = locale
     if slug != "home":
-        at.switch_page(f"app_pages/{slug}.py")
+        switch_to(at, slug)
     at.run(timeout=FIRST_RUN_TIMEOUT)
     return at
 

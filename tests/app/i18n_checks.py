@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from core.text import is_english_comment, split_comment
+from testing.apptest import switch_to
 
 #: Names and fixed phrases that stay English in Chinese (products, people, paper titles, units).
 ALLOWED: tuple[str, ...] = (
@@ -219,7 +220,7 @@ def main(argv: list[str]) -> int:
         at = AppTest.from_file(str(APP), default_timeout=120)
         at.query_params.update({"lang": lang, **dict(pair.split("=", 1) for pair in pairs)})
         if slug != "home":
-            at.switch_page(f"app_pages/{slug}.py")
+            switch_to(at, slug)
         at.run(timeout=180)
         if at.exception:
             print("EXCEPTION:", [e.value for e in at.exception])

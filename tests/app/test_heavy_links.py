@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-import core.batchnorm as core_bn
-import core.warp as core_warp
+import lessons.batchnorm.layer as core_bn
+import lessons.warp.affine as core_warp
 from tests.app.conftest import open_cold
 from ui import heavy
 
@@ -18,7 +18,7 @@ WARP_LINK = {"warp.size_mode": "Custom", "warp.out_w": "4096", "warp.out_h": "40
 
 @pytest.fixture
 def warp_sizes(monkeypatch) -> list[tuple[int, int]]:
-    """Every output size core.warp.compare_warps is asked for, in order."""
+    """Every output size lessons.warp.affine.compare_warps is asked for, in order."""
     sizes: list[tuple[int, int]] = []
     real = core_warp.compare_warps
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-import core.flowfill as F
-import core.saliency as S
+import lessons.flow.fill as F
+import lessons.saliency.maps as S
 from tests.app.conftest import open_cold
 
 SALIENCY_LINK = {
@@ -58,7 +58,7 @@ def saliency_calls(monkeypatch) -> dict[str, list]:
 
 @pytest.fixture
 def flow_methods(monkeypatch) -> list[str]:
-    """Every method core.flowfill.run_method is asked to run, in order."""
+    """Every method lessons.flow.fill.run_method is asked to run, in order."""
     names: list[str] = []
     real = F.run_method
 

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import open_cold
-from tests.test_links import NOT_BOUND
+from tests.shared.test_links import NOT_BOUND
 
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
 NUMERIC = ("slider", "number_input")

@@ -10,10 +10,10 @@ import torch
 
 import tests.hostile_models as hostile
 import ui.image_input as image_input
-from core import models as M
-from core.flowfill import save_flo
-from tests.app.test_saliency_page import upload_model
-from tests.test_images import sixteen_bit_png_bomb
+from lessons.flow.fill import save_flo
+from lessons.saliency import models as M
+from tests.lessons.saliency.test_page import upload_model
+from tests.shared.test_images import sixteen_bit_png_bomb
 from ui.image_input import UPLOAD
 
 HOSTILE_NAME = "**bold**[x](javascript:alert(1))<img src=x onerror=alert(1)>"
@@ -95,16 +95,16 @@ def test_flow_file_huge_header_refused(open_page):
 
 
 def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
-    import core.flowfill
+    import lessons.flow.fill
 
     calls = []
-    real = core.flowfill.load_flow_file
+    real = lessons.flow.fill.load_flow_file
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core.flowfill, "load_flow_file", counting)
+    monkeypatch.setattr(lessons.flow.fill, "load_flow_file", counting)
     import ui.images
 
     hashed = []

@@ -16,12 +16,14 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from streamlit.testing.v1 import AppTest
 
-from core.lesson_links import LESSON_LINKS
+from lessons.registry import lesson_links
 from tests.app.conftest import open_cold
 from tests.app.i18n_checks import chinese_outside_quotes, untranslated, visible_texts
 from tools.i18n import DOMAINS, LANGUAGES, ROOT, po_path, snippet_comments
 from tools.i18n import untranslated as untranslated_msgids
 from ui import i18n
+
+LESSON_LINKS = lesson_links()
 
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
 #: Pages whose every visible text is translated (all of them since issue 15); a page added

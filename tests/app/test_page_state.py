@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from testing.apptest import switch_to
+
 # (page, widget kind, key, new value): one value widget per page is enough to prove the
 # mechanism is wired in; each page lists all of its own keys.
 CASES = [
@@ -29,9 +31,8 @@ def test_controls_survive_a_page_switch(open_page, slug, kind, key, value):
     widget = _widget(at, kind, key)
     (widget.select(value) if kind == "selectbox" else widget.set_value(value)).run()
     assert _widget(at, kind, key).value == value
-    other = "app_pages/home.py" if slug != "home" else "app_pages/indexing.py"
-    at.switch_page(other).run()
+    switch_to(at, "home" if slug != "home" else "indexing").run()
     assert not at.exception
-    at.switch_page(f"app_pages/{slug}.py").run()
+    switch_to(at, slug).run()
     assert not at.exception, at.exception
     assert _widget(at, kind, key).value == value

@@ -10,8 +10,8 @@ import io
 
 import numpy as np
 
-from core.flowfill import save_flo, synthetic_flow
-from tests.app.test_saliency_page import _sample_bytes
+from lessons.flow.fill import save_flo, synthetic_flow
+from tests.lessons.saliency.test_page import _sample_bytes
 
 
 def _flow_session(open_page, name: str, data: bytes):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from plotly.basedatatypes import BaseFigure
 
-from ui.registry import available_pages
+from lessons.registry import available_pages
 
 
 @pytest.fixture

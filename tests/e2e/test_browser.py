@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from lessons.registry import available_pages
 from tests.e2e.conftest import ARTIFACTS, SCREENSHOTS, start_server, stop_server
-from ui.registry import available_pages
 
 pytestmark = pytest.mark.e2e
 

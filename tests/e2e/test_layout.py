@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from lessons.registry import available_lessons, available_pages
 from tests.e2e.conftest import SCREENSHOTS, StreamlitServer, start_server, stop_server
 from tests.e2e.layout_checks import (
     FigureBox,
@@ -29,7 +30,6 @@ from tests.e2e.layout_checks import (
     wait_for_figure,
 )
 from tests.e2e.test_browser import IDLE, SCRIPT_TIMEOUT_MS, page_url
-from ui.registry import available_lessons, available_pages
 
 pytestmark = pytest.mark.e2e
 

@@ -3,7 +3,8 @@
 For every page: set three controls the way a teacher would (click, keys, pick an option), read a
 number the real operation computed and the URL, then open that URL in a new browser context on
 a freshly started server (a student's first visit) and assert the same number. Then every
-ready-made lesson link (core.lesson_links) is opened cold and must show the number it is about.
+ready-made lesson link (lessons/<slug>/links.py) is opened cold and must show the number it is
+about.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.lesson_links import LESSON_LINKS
+from lessons.registry import lesson_links
 from tests.e2e.conftest import SCREENSHOTS, start_server, stop_server
 from tests.e2e.test_browser import assert_rendered, page_url
 from tests.e2e.test_notes_screens import choose, wait_for_script
 from ui.links import MAX_LINK_CHARS
+
+LESSON_LINKS = lesson_links()
 
 pytestmark = pytest.mark.e2e
 

@@ -19,10 +19,11 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
+from tests.sources import streamlit_sources
 from ui.caching import MAX_SHARED_BYTES, bounded_cache, size_in_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
-UI_SOURCES = sorted([*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py")])
+ROOT = Path(__file__).resolve().parents[2]
+UI_SOURCES = streamlit_sources()
 CACHES = {"cache_data", "cache_resource", "bounded_cache"}
 
 
@@ -200,7 +201,7 @@ def _session_app():
     import numpy as np
     import streamlit as st
 
-    from tests import test_cache_bounds as here
+    from tests.shared import test_cache_bounds as here
     from ui.caching import bounded_cache
 
     @bounded_cache(max_entries=4, ttl=60, max_bytes=1000)

@@ -10,7 +10,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # The lowest floor each package may have. torch.load(weights_only=True), which refuses pickled
 # code in uploaded weights, could be bypassed below 2.6 (CVE-2025-32434) and below 2.10

@@ -30,7 +30,7 @@ from deploy.nginx_conf import (
     route_name,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_FLAGS = {
     "--server.fileWatcherType": "none",
     "--server.runOnSave": "false",
@@ -103,7 +103,7 @@ def test_dockerignore_keeps_local_state_out_of_the_image():
     assert {".git", ".venv", "venv", "screenshots", "test-artifacts", "**/__pycache__"} <= ignored
 
 
-APP_SOURCES = ("app.py", "app_pages", "ui", "core")
+APP_SOURCES = ("app.py", "lessons", "ui", "core")
 NOT_IN_THE_IMAGE = ("tests", "benchmarks", "tools", "deploy", ".ci")
 
 

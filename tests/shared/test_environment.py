@@ -6,7 +6,6 @@ import inspect
 import os
 import sys
 from importlib import metadata
-from pathlib import Path
 from types import SimpleNamespace
 
 import cv2
@@ -25,6 +24,7 @@ from core.environment import (
 )
 from core.notes import NotesCallout, NotesRef, normalise_notes_text, notes_lines
 from tests.notes_marks import needs_notes
+from tests.sources import sources
 
 REQUIRED = [
     ("Versions", "torch.__version__"),
@@ -231,8 +231,7 @@ class TestCudaCheck:
 
     def test_no_module_claims_is_available_asks_nvml(self):
         # The wrong claim lived in more than one docstring; none may bring it back.
-        root = Path(__file__).resolve().parents[1]
-        for path in [*root.glob("core/*.py"), *root.glob("app_pages/*.py"), *root.glob("ui/*.py")]:
+        for path in sources("core/**/*.py", "lessons/**/*.py", "ui/*.py"):
             text = " ".join(path.read_text().split())
             assert "is_available()`` asks NVML" not in text, path
             assert "NVML where it can" not in text, path
@@ -376,7 +375,8 @@ class TestCallouts:
             "cuda_visible_devices_order": ("004:33", "wrong"),
             "collect_env_path": ("002:1289", "out of date"),
         }
-        # Each quote is found at its line by tests/test_notes.py (which skips without the notes).
+        # Each quote is found at its line by tests/shared/test_notes.py (which skips without
+        # the notes).
 
     def test_init_seeds(self, callouts):
         callout = callouts["init_seeds_torch_only"]

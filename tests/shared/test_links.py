@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources import sources, streamlit_sources
 from ui import links
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VALUE_WIDGETS = {
     "slider", "select_slider", "selectbox", "radio", "toggle", "checkbox", "number_input",
     "text_input", "text_area", "multiselect", "segmented_control", "pills",
@@ -48,7 +49,7 @@ def _is_bound(call: ast.Call) -> bool:
 
 def _unbound_controls(root: Path = ROOT) -> list[str]:
     missing = []
-    for path in sorted([*root.glob("app_pages/*.py"), *root.glob("ui/*.py")]):
+    for path in streamlit_sources(root):
         for call in _calls(path):
             key = _key_text(call)
             if call.func.attr not in VALUE_WIDGETS or key is None or key in NOT_BOUND:
@@ -63,17 +64,18 @@ def test_every_keyed_value_control_is_bound_to_the_url():
 
 
 def test_the_check_finds_an_unbound_control(tmp_path):
-    page = tmp_path / "app_pages" / "demo.py"
-    page.parent.mkdir()
+    page = tmp_path / "lessons" / "demo" / "page.py"
+    page.parent.mkdir(parents=True)
     page.write_text('import streamlit as st\nst.slider("a", 0, 9, key="demo.a")\n')
     (tmp_path / "ui").mkdir()
-    assert _unbound_controls(tmp_path) == ["app_pages/demo.py:2 slider demo.a"]
+    (tmp_path / "ui" / "shared.py").write_text("")
+    assert _unbound_controls(tmp_path) == ["lessons/demo/page.py:2 slider demo.a"]
 
 
 def test_tabs_that_choose_a_view_are_bound():
     """A keyed, lazy st.tabs (on_change="rerun") chooses what the page computes: in the URL."""
     missing = []
-    for path in sorted(ROOT.glob("app_pages/*.py")):
+    for path in sources("lessons/*/page.py"):
         for call in _calls(path):
             if call.func.attr == "tabs" and _key_text(call) and not _is_bound(call):
                 missing.append(f"{path.name}:{call.lineno} {_key_text(call)}")
@@ -83,7 +85,7 @@ def test_tabs_that_choose_a_view_are_bound():
 def test_ui_state_is_gone():
     """persist_state="session" keeps values across page switches: no hand-written copy."""
     assert not (ROOT / "ui" / "state.py").exists()
-    for path in [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
+    for path in [*streamlit_sources(), ROOT / "app.py"]:
         assert "keep_widget_state" not in path.read_text(encoding="utf-8"), path
 
 
@@ -122,8 +124,10 @@ def test_view_link_leaves_out_the_longest_edit_until_it_fits():
 
 def test_readme_lists_every_lesson_as_the_app_does():
     """The README's Lessons section is LESSON_LINKS, as the Home page draws it (absolute links)."""
-    from core.lesson_links import LESSON_LINKS, lessons_markdown
-    from ui.registry import LESSONS
+    from lessons.registry import lesson_links, lessons_markdown
+
+    LESSON_LINKS = lesson_links()
+    from lessons.registry import LESSONS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Lessons\n", 1)[1].split("\n## ", 1)[0]

@@ -23,7 +23,7 @@ from core.notes import (
 from tests.notes_marks import needs_notes
 from ui.notes_callout import today_heading
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -141,13 +141,13 @@ def test_verdict_if():
 #: (module, callout key, the module constant holding its snippet): each box decides its verdict
 #: from its run; a run that shows nothing must not leave a confident badge.
 SNIPPET_CALLOUTS = [
-    ("core.indexing", "gather_unique_rows", "GATHER_DUPLICATES_CODE"),
-    ("core.indexing", "pitfall1_arange_recipe", "PITFALL1_RECIPE_CODE"),
-    ("core.indexing", "chained_slice_assignment", "CHAINED_SLICE_CODE"),
-    ("core.indexing", "gather_error_text", "GATHER_ERROR_CODE"),
-    ("core.indexing_pitfalls", "view_needs_contiguous", "VIEW_CONTIGUOUS_CODE"),
-    ("core.indexing_pitfalls", "view_example_never_raises", "NOTES_VIEW_EXAMPLE_CODE"),
-    ("core.batchnorm", "bn_untracked_has_no_running_stats", "_UNTRACKED_CALLOUT_CODE"),
+    ("lessons.indexing.tracing", "gather_unique_rows", "GATHER_DUPLICATES_CODE"),
+    ("lessons.indexing.tracing", "pitfall1_arange_recipe", "PITFALL1_RECIPE_CODE"),
+    ("lessons.indexing.tracing", "chained_slice_assignment", "CHAINED_SLICE_CODE"),
+    ("lessons.indexing.tracing", "gather_error_text", "GATHER_ERROR_CODE"),
+    ("lessons.indexing.pitfalls", "view_needs_contiguous", "VIEW_CONTIGUOUS_CODE"),
+    ("lessons.indexing.pitfalls", "view_example_never_raises", "NOTES_VIEW_EXAMPLE_CODE"),
+    ("lessons.batchnorm.layer", "bn_untracked_has_no_running_stats", "_UNTRACKED_CALLOUT_CODE"),
     ("core.environment", "cuda_visible_devices_order", "DEVICE_ORDER_CODE"),
     ("core.environment", "collect_env_path", "COLLECT_ENV_CODE"),
 ]
@@ -224,7 +224,7 @@ def test_a_lone_clone_passes_or_skips_what_needs_the_notes(tmp_path):
     env = {**os.environ, NOTES_DIR_ENV: str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-         "tests/test_notes.py", "tests/app/test_i18n.py",
+         "tests/shared/test_notes.py", "tests/app/test_i18n.py",
          "-k", "quotes_the_notes or code_comments_are_listed"
                " or (every_marked_string and (flow or indexing))"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,

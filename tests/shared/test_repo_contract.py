@@ -6,9 +6,9 @@ import ast
 import re
 from pathlib import Path
 
-from ui.registry import LESSONS, available_pages
+from lessons.registry import LESSONS, available_pages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_commands(name: str = "README.md") -> list[str]:
@@ -51,7 +51,7 @@ def test_core_never_imports_streamlit():
 
 def test_pages_live_outside_legacy_pages_folder():
     assert not (ROOT / "pages").exists(), "a pages/ folder triggers Streamlit's legacy routing"
-    assert all(page.script.parent.name == "app_pages" for page in available_pages())
+    assert all(page.script.parent.parent.name == "lessons" for page in available_pages())
 
 
 def test_registry_slugs_are_unique_and_match_scripts():

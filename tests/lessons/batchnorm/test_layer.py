@@ -1,4 +1,4 @@
-"""Tests for core/batchnorm.py: the hand-written BatchNorm against nn.BatchNorm1d/2d, the
+"""Tests for lessons/batchnorm/layer.py: the hand-written BatchNorm against nn.BatchNorm1d/2d, the
 simulation, the norm comparison, the Keras converter and the snippet."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
 
-from core.batchnorm import (
+from core.notes import NotesRef, run_live
+from lessons.batchnorm.layer import (
     MAX_STEPS,
     NOTES_REFS,
     BNState,
@@ -49,7 +50,6 @@ from core.batchnorm import (
     snippet_for,
     torch_error_for,
 )
-from core.notes import NotesRef, run_live
 
 TOL = {torch.float32: 1e-5, torch.float64: 1e-10}
 DEFAULT_STREAM = Stream(mean=(2.0, -1.0, 0.5), std=(3.0, 0.5, 1.0))

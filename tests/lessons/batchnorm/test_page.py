@@ -9,12 +9,13 @@ import json
 import numpy as np
 import pytest
 
+from testing.apptest import switch_to
 from tests.app.conftest import open_tab
 
 NOTES_TAB = "batchnorm.notes_tab"
 
 STEPS_KEY = "batchnorm.steps"
-DEFAULT_STEPS = 60  # app_pages/batchnorm.py: the page opens on a layer trained this many steps
+DEFAULT_STEPS = 60  # lessons/batchnorm/page.py: the page opens on a layer trained this many steps
 
 
 def metrics(at) -> dict[str, str]:
@@ -245,7 +246,7 @@ def _real_element(at, sample: int, channel: int, position: int, gamma: float, be
     import torch
     from torch import nn
 
-    from core.batchnorm import Stream, sample_batch
+    from lessons.batchnorm.layer import Stream, sample_batch
 
     stream = Stream(mean=(2.0, -1.0, 0.5), std=(3.0, 0.5, 1.0))
     x = sample_batch(stream, DEFAULT_STEPS - 1, batch_size, spatial,
@@ -325,7 +326,7 @@ def test_repeated_evaluation_depends_on_the_batch_only_untracked(page):
 
 
 def test_notes_callouts_and_citations(page):
-    from core.batchnorm import notes_callouts
+    from lessons.batchnorm.layer import notes_callouts
 
     at = page
     captions, markdown, shown = texts(at.caption), texts(at.markdown), ""
@@ -403,7 +404,7 @@ def eval_verdict(at) -> str:
 def core_running_mean(steps: int, channel: int, seed: int, *, momentum: float | None = 0.1,
                       mean=(2.0, -1.0, 0.5)) -> float:
     """running_mean of ``channel`` after ``steps`` steps on the page's default stream, by core."""
-    from core import batchnorm as bn
+    from lessons.batchnorm import layer as bn
 
     history = bn.simulate(bn.Stream(mean=mean, std=(3.0, 0.5, 1.0)), steps, 16, spatial=(4, 4),
                           momentum=momentum, eps=1e-5, affine=True, track_running_stats=True,
@@ -476,7 +477,7 @@ def test_lesson_track_running_stats_false():
 
 def test_train_step_reset_move_the_linked_step_count():
     """The buttons change the bound control, so the URL always names the step shown."""
-    from core.batchnorm import MAX_STEPS
+    from lessons.batchnorm.layer import MAX_STEPS
 
     at = open_link({"batchnorm.steps": "10", "batchnorm.n_steps": "5"})
     at.button(key="batchnorm.train").click().run()
@@ -546,9 +547,9 @@ def test_controls_survive_a_page_switch(page):
             click_tab(at, *tab)
         widget = getattr(at, kind)(key=key)
         (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
-    at.switch_page("app_pages/home.py").run()
+    switch_to(at, "home").run()
     assert not at.exception
-    at.switch_page("app_pages/batchnorm.py").run()
+    switch_to(at, "batchnorm").run()
     assert not at.exception, at.exception
     assert at.session_state["batchnorm.module_tab"] == "Keras momentum"  # the last one opened
     assert at.session_state[NOTES_TAB] == "Evaluating twice"

@@ -1,4 +1,4 @@
-"""Tests for core.flowfill: the fast fill equals the notes' avg_pool2d reference and a loop."""
+"""Tests for lessons.flow.fill: the fast fill equals the notes' avg_pool2d reference and a loop."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tests.notes_gradual_mean as notes_code
-from core.flowfill import (
+from core.notes import NotesRef, normalise_notes_text, notes_lines
+from lessons.flow.fill import (
     FLO_MAGIC,
     METHODS,
     NOTES_CLAIM_MS,
@@ -62,7 +63,6 @@ from core.flowfill import (
     synthetic_flow,
     window_sizes,
 )
-from core.notes import NotesRef, normalise_notes_text, notes_lines
 from tests.notes_marks import needs_notes
 
 TOL = {"rtol": 1e-5, "atol": 1e-5, "equal_nan": True}
@@ -174,7 +174,7 @@ def test_reference_pools_plain_nchw(monkeypatch):
     # The reference must time avg_pool2d as the notes run it, on a plain (1, C, H, W) tensor.
     # A permuted (H, W, C) view is channels-last to ATen, whose channels-last avg_pool2d kernel
     # was measured 2.2x slower at C=2: that inflated the notes' time and the notes/best ratio.
-    import core.flowfill as ff
+    import lessons.flow.fill as ff
 
     seen = []
     real = ff.F.avg_pool2d
@@ -611,7 +611,7 @@ def test_snippet_runs_and_matches(max_window):
 
 
 def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
-    from tests.test_images import png_header_only
+    from tests.shared.test_images import png_header_only
 
     # The header claims 30000x30000: refused before any pixel is decoded (core.images).
     with pytest.raises(ValueError, match="too large"):
@@ -625,7 +625,7 @@ def test_decode_image_refuses_bad_uploads_through_the_shared_decoder():
 def test_decode_image_checks_the_side_cap_on_the_header():
     """A 20 Mpx image (under the decoder's 25 Mpx budget) over a 1024 px cap is refused from its
     header: this one holds almost no pixel data, so decoding it would fail differently."""
-    from tests.test_images import png_header_only
+    from tests.shared.test_images import png_header_only
 
     with pytest.raises(ValueError, match="4000x5000 pixels, over the size cap of 1024"):
         decode_image(png_header_only(5000, 4000), "the first image", max_side=1024)
@@ -635,7 +635,7 @@ def test_decode_image_checks_the_side_cap_on_the_header():
 # the notes' own code (tests/notes_gradual_mean.py: both functions transcribed as printed)
 # --------------------------------------------------------------------------------------------
 
-TRANSCRIPTION = Path(__file__).with_name("notes_gradual_mean.py")
+TRANSCRIPTION = Path(notes_code.__file__)
 
 
 def _notes_text(ref: str) -> str:
@@ -919,7 +919,7 @@ def test_notes_numpy_snippet_runs_for_an_upload(tmp_path, monkeypatch):
 
 
 def test_estimate_method_ms_follows_size_windows_and_holes() -> None:
-    from core.flowfill import (
+    from lessons.flow.fill import (
         METHOD_CV2,
         METHOD_TORCH,
         METHODS,
@@ -945,7 +945,7 @@ def test_estimate_method_ms_follows_size_windows_and_holes() -> None:
 
 
 def test_estimate_method_ms_exception() -> None:
-    from core.flowfill import METHOD_CV2, estimate_method_ms
+    from lessons.flow.fill import METHOD_CV2, estimate_method_ms
 
     with pytest.raises(ValueError, match="got 'nope'"):
         estimate_method_ms("nope", (240, 320, 2), 33, 10)

@@ -13,7 +13,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core.figure_style import decode_data_uri
-from core.flowfill import (
+from lessons.flow.fill import (
     METHOD_CV2,
     NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
@@ -25,6 +25,7 @@ from core.flowfill import (
     save_flo,
     synthetic_flow,
 )
+from testing.apptest import switch_to
 from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_tab
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -220,8 +221,9 @@ def test_bad_image_pairs(flow_page):
 
 
 def _count_runs(monkeypatch) -> list[tuple[str, int]]:
-    """Record every real fill (core.flowfill.run_method) the page makes: (method, max_window)."""
-    import core.flowfill as ff
+    """Record every real fill (lessons.flow.fill.run_method) the page makes:
+    (method, max_window)."""
+    import lessons.flow.fill as ff
 
     calls: list[tuple[str, int]] = []
     real = ff.run_method
@@ -362,7 +364,7 @@ def test_large_maps_are_sent_downsampled(flow_page):
 
 
 def test_notes_numpy_loop_in_the_comparison(flow_page, monkeypatch):
-    import core.flowfill as ff
+    import lessons.flow.fill as ff
 
     seen = {}
     real = ff.run_method
@@ -445,7 +447,7 @@ def _cold(params: dict[str, str]) -> AppTest:
     """Open the flow page in a fresh session from a link with ``params``, as a student would."""
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
     at.query_params.update(params)
-    at.switch_page("app_pages/flow.py")
+    switch_to(at, "flow")
     at.run(timeout=FIRST_RUN_TIMEOUT)
     assert not at.exception, at.exception
     assert not at.error, _errors(at)
@@ -543,9 +545,9 @@ def test_controls_keep_their_values_across_a_page_switch(open_page):
     _compare(at)
     at.selectbox(key="flow.epe_method").select("nearest valid").run()
     table = at.dataframe[0].value[RESULT_COLUMNS]
-    at.switch_page("app_pages/home.py").run()
+    switch_to(at, "home").run()
     assert not at.exception
-    at.switch_page("app_pages/flow.py").run()
+    switch_to(at, "flow").run()
     assert not at.exception and not at.error
     assert at.session_state[TABS] == ACCURACY
     assert at.selectbox(key="flow.epe_method").value == "nearest valid"
@@ -573,8 +575,8 @@ def test_image_source_controls_keep_their_values_across_a_page_switch(open_page)
     at.slider(key="flow.fb_threshold").set_value(2.0).run()
     assert not at.exception and not at.error
     summary = next(m.value for m in at.markdown if "holes (" in m.value)
-    at.switch_page("app_pages/home.py").run()
-    at.switch_page("app_pages/flow.py").run()
+    switch_to(at, "home").run()
+    switch_to(at, "flow").run()
     assert not at.exception and not at.error
     assert at.selectbox(key="flow.source").value == "stereo"
     assert at.selectbox(key="flow.mask").value == "fb"

@@ -1,10 +1,10 @@
-"""AppTest: ui.indexing_notes_demos draws every demo, its verdict and its callouts."""
+"""AppTest: lessons.indexing.notes_demos draws every demo, its verdict and its callouts."""
 
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core import indexing_pitfalls as ip
+from lessons.indexing import pitfalls as ip
 from tests.app.conftest import notes_quotes
 
 FIRST_RUN_TIMEOUT = 120
@@ -16,10 +16,10 @@ def _section() -> None:
     import sys
     from pathlib import Path
 
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     if root not in sys.path:
         sys.path.insert(0, root)
-    from ui.indexing_notes_demos import render_notes_demos
+    from lessons.indexing.notes_demos import render_notes_demos
 
     render_notes_demos()
 

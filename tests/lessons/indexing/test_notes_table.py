@@ -1,9 +1,9 @@
 """The notes' scatter/gather examples, transcribed by hand, against the page's presets.
 
-The table below is copied from the notes (``../shared/seeds``), not from ``core.indexing``:
-for every example it holds the notes' call as written, the inputs, and the output the notes
-print (or, where they print none, the output worked out by hand from the inputs). Each row is
-checked three ways:
+The table below is copied from the notes (``../shared/seeds``), not from
+``lessons.indexing.tracing``: for every example it holds the notes' call as written, the inputs, and
+the output the notes print (or, where they print none, the output worked out by hand from the
+inputs). Each row is checked three ways:
 
 1. the transcription is in the notes at the cited lines (skipped when the notes are absent);
 2. the notes' call, run today, gives the printed output;
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from core import indexing as ix
 from core.notes import NotesRef, quote_is_at
+from lessons.indexing import tracing as ix
 from tests.notes_marks import needs_notes
 
 #: The notes' ``x`` (a ``torch.rand(2, 5)``), as printed at 002:919-920.

@@ -6,7 +6,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from core import indexing as ix
+from lessons.indexing import tracing as ix
+from testing.apptest import switch_to
 from tests.app.conftest import notes_quotes, open_cold, open_tab
 
 K = "indexing"
@@ -279,8 +280,8 @@ def test_state_survives_a_visit_to_another_page(page):
     open_tab(at, TABS, PITFALLS)
     at.selectbox(key=f"{K}.pitfall").select(5).run()
     at.slider(key=f"{K}.pitfall_n").set_value(3).run()
-    at.switch_page("app_pages/home.py").run()
-    at.switch_page("app_pages/indexing.py").run()
+    switch_to(at, "home").run()
+    switch_to(at, "indexing").run()
     assert not at.exception, at.exception
     assert at.selectbox(key=f"{K}.preset").value == "one_hot"
     assert at.text_input(key=f"{K}.index").value == "[[5], [0], [3], [2]]"
@@ -648,8 +649,8 @@ def test_every_bound_control_survives_a_page_switch(page):
     at.session_state[f"{d}.tab"] = "new_zeros"
     at.selectbox(key=f"{d}.new_zeros_row").select(0).run()
     at.radio(key=f"{d}.zero_dim_case").set_value("two_matches").run()
-    at.switch_page("app_pages/home.py").run()
-    at.switch_page("app_pages/indexing.py").run()
+    switch_to(at, "home").run()
+    switch_to(at, "indexing").run()
     assert not at.exception, at.exception
     assert at.session_state[TABS] == "More pitfalls from the notes"
     assert at.session_state[f"{d}.tab"] == "new_zeros"

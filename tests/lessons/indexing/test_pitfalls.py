@@ -1,4 +1,4 @@
-"""core.indexing_pitfalls: every demo runs the real call and reports the verdict torch gives.
+"""lessons.indexing.pitfalls: every demo runs the real call and reports the verdict torch gives.
 
 Each test checks the demo's record against torch directly (exception types and message
 fragments, storage pointers), so a demo that reported a stale answer would fail here.
@@ -13,8 +13,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import indexing_pitfalls as ip
 from core.notes import VERDICTS, NotesRef, normalise_notes_text, notes_lines, run_live
+from lessons.indexing import pitfalls as ip
 
 # ------------------------------------------------------------------------------- helpers
 

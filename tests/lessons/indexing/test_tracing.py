@@ -1,5 +1,6 @@
-"""Tests for core/indexing.py and core/indexing_plots.py: links agree with torch, presets match
-the notes, snippets reproduce what the page shows, pitfalls show up on real tensors."""
+"""Tests for lessons/indexing/tracing.py and lessons/indexing/figures.py: links agree with
+torch, presets match the notes, snippets reproduce what the page shows, pitfalls show up on
+real tensors."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import indexing as ix
 from core.figure_style import MIN_FONT_PX
-from core.indexing_plots import (
+from core.text import T
+from lessons.indexing import tracing as ix
+from lessons.indexing.figures import (
     ROW_UNITS,
     figure_rows,
     figure_units,
@@ -24,7 +26,6 @@ from core.indexing_plots import (
     tensor_figure,
     trace_figures,
 )
-from core.text import T
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

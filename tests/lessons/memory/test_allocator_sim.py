@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.allocator_sim import (
+from lessons.memory.allocator_sim import (
     SMALL_SIZE,
     CachingAllocatorSim,
     GiB,
@@ -608,8 +608,8 @@ def test_cuda_scenario_snippets_match_simulator():
     import subprocess
     import sys
 
-    from core.memory_backends import SimulatedGpu, TensorLedger
-    from core.memory_scenarios import SCENARIOS, run_steps, snippet_for
+    from lessons.memory.backends import SimulatedGpu, TensorLedger
+    from lessons.memory.scenarios import SCENARIOS, run_steps, snippet_for
 
     pattern = re.compile(r"allocated=\s*([\d,]+) reserved=\s*([\d,]+) segments=(\d+)")
     for key, scenario in SCENARIOS.items():

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.allocator_sim import GiB, MiB
 from core.figure_style import MIN_FONT_PX, legible
-from core.memory_figures import LiveSeries, live_chart_of, live_chart_spec
+from lessons.memory.allocator_sim import GiB, MiB
+from lessons.memory.figures import LiveSeries, live_chart_of, live_chart_spec
 
 sizes = st.integers(min_value=0, max_value=80 * GiB)
 

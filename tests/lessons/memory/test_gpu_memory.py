@@ -10,9 +10,9 @@ import types
 import pytest
 import torch
 
-from core import gpu_memory
-from core.allocator_sim import CachingAllocatorSim, GiB, MiB, SimulatedOutOfMemory
-from core.memory_backends import (
+from lessons.memory import gpu_memory
+from lessons.memory.allocator_sim import CachingAllocatorSim, GiB, MiB, SimulatedOutOfMemory
+from lessons.memory.backends import (
     SimulatedGpu,
     TensorLedger,
     allocate,
@@ -23,8 +23,8 @@ from core.memory_backends import (
     request_bytes,
     reset_peak,
 )
-from core.memory_figures import fragmentation_figure, live_chart, live_point, segment_map
-from core.memory_scenarios import SCENARIOS, run_scenario, run_steps, snippet_for
+from lessons.memory.figures import fragmentation_figure, live_chart, live_point, segment_map
+from lessons.memory.scenarios import SCENARIOS, run_scenario, run_steps, snippet_for
 
 
 @pytest.fixture(autouse=True)
@@ -488,7 +488,7 @@ class TestFigures:
 
 
 def test_exception_real_backend_without_gpu():
-    from core.memory_backends import TorchCudaBackend
+    from lessons.memory.backends import TorchCudaBackend
 
     with pytest.raises(ValueError, match="device must look like 'cuda:N', got 'cpu'"):
         TorchCudaBackend("cpu")
@@ -500,7 +500,7 @@ def test_exception_real_backend_without_gpu():
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_backend_actions_and_session_cleanup():
-    from core.memory_backends import TorchCudaBackend
+    from lessons.memory.backends import TorchCudaBackend
 
     gpu, ledger = TorchCudaBackend("cuda:0"), TensorLedger()
     before = torch.cuda.memory_allocated(0)
@@ -519,7 +519,7 @@ def test_cuda_backend_actions_and_session_cleanup():
 
 
 def test_other_device_errors_are_reported_not_raised():
-    from core.memory_backends import BackendError
+    from lessons.memory.backends import BackendError
 
     class Faulty(SimulatedGpu):
         def allocate(self, nbytes, shape, dtype):
@@ -532,14 +532,14 @@ def test_other_device_errors_are_reported_not_raised():
 # ------------------------------------------------------------------ a GPU shared by a class
 class TestSharedGpuPolicy:
     def test_default_is_shared_with_a_1_gib_quota(self):
-        from core.memory_backends import gpu_memory_policy, session_quota
+        from lessons.memory.backends import gpu_memory_policy, session_quota
 
         assert gpu_memory_policy({}) == "shared"
         assert session_quota({}) == 2**30
         assert session_quota({"TP_GPU_SESSION_QUOTA_MIB": "256"}) == 256 * 2**20
 
     def test_exclusive_has_no_quota(self):
-        from core.memory_backends import gpu_memory_policy, session_quota
+        from lessons.memory.backends import gpu_memory_policy, session_quota
 
         env = {"TP_GPU_MEMORY": "Exclusive"}
         assert gpu_memory_policy(env) == "exclusive"
@@ -551,13 +551,13 @@ class TestSharedGpuPolicy:
          {"TP_GPU_SESSION_QUOTA_MIB": "lots"}],
     )
     def test_exception(self, env):
-        from core.memory_backends import session_quota
+        from lessons.memory.backends import session_quota
 
         with pytest.raises(ValueError, match="TP_GPU"):
             session_quota(env)
 
     def test_process_wide_calls_only_on_the_simulator_when_shared(self):
-        from core.memory_backends import SimulatedGpu, process_wide_calls_allowed
+        from lessons.memory.backends import SimulatedGpu, process_wide_calls_allowed
 
         class RealDevice:
             simulated = False
@@ -567,7 +567,7 @@ class TestSharedGpuPolicy:
         assert process_wide_calls_allowed(RealDevice(), "exclusive")
 
     def test_allocate_refuses_past_the_session_quota(self):
-        from core.memory_backends import SimulatedGpu, TensorLedger, allocate
+        from lessons.memory.backends import SimulatedGpu, TensorLedger, allocate
 
         gpu, ledger = SimulatedGpu(8), TensorLedger()
         quota = 100 * 2**20

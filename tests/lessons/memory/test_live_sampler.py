@@ -1,4 +1,5 @@
-"""core.live_sampler: one device read per tick for every viewer, nothing when nobody watches."""
+"""lessons.memory.live_sampler: one device read per tick for every viewer, nothing when
+nobody watches."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import time
 
 import pytest
 
-from core.live_sampler import MIN_INTERVAL_S, LiveSampler
-from core.memory_backends import SimulatedGpu
+from lessons.memory.backends import SimulatedGpu
+from lessons.memory.live_sampler import MIN_INTERVAL_S, LiveSampler
 
 TICK = 0.05
 
@@ -108,6 +109,6 @@ def test_interval_floor():
 def test_module_example_runs():
     import doctest
 
-    import core.live_sampler
+    import lessons.memory.live_sampler
 
-    assert doctest.testmod(core.live_sampler).failed == 0
+    assert doctest.testmod(lessons.memory.live_sampler).failed == 0

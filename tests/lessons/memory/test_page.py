@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.allocator_sim import format_size
-from core.memory_scenarios import SCENARIOS
+from lessons.memory.allocator_sim import format_size
+from lessons.memory.scenarios import SCENARIOS
+from testing.apptest import switch_to
 from tests.app.conftest import open_tab
 
 SLUG = "memory"
@@ -285,8 +286,8 @@ def _assert_snippet_reproduces_page(at) -> None:
     size: it must run (no undefined names) and end with the page's own numbers."""
     import re
 
-    from core.memory_backends import SimulatedGpu
-    from tests.test_gpu_memory import _fake_torch
+    from lessons.memory.backends import SimulatedGpu
+    from tests.lessons.memory.test_gpu_memory import _fake_torch
 
     page_gpu = at.session_state["memory.sim"]
     printed: list[str] = []
@@ -469,7 +470,7 @@ def test_map_location_demo_follows_world_size(page):
 def test_real_gpu_viewers_share_one_sampler(open_page):
     # Issue 13: on a real GPU every viewer's chart draws from one process-wide sampler, so two
     # sessions refreshing cost one device read per tick, not one each.
-    from core import live_sampler
+    from lessons.memory import live_sampler
 
     created: list[live_sampler.LiveSampler] = []
     real_init = live_sampler.LiveSampler.__init__
@@ -627,9 +628,9 @@ def test_controls_keep_their_values_across_a_page_switch(page):
     at.slider(key="memory.nograd_batches").set_value(2).run()
     _ok(at)
 
-    at.switch_page("app_pages/home.py").run()
+    switch_to(at, "home").run()
     _ok(at)
-    at.switch_page(f"app_pages/{SLUG}.py").run()
+    switch_to(at, SLUG).run()
     _ok(at)
     assert at.radio(key="memory.sim_total").value == 8
     assert at.selectbox(key="memory.scenario").value == "partial"
@@ -702,7 +703,7 @@ def test_every_scenario_link_is_short(page):
 def test_no_grad_demo_runs_on_a_shared_gpu_only_when_exclusive(open_page, monkeypatch, policy,
                                                                device):
     # Its CUDA measurement resets the device's peak statistics for the whole process.
-    from core import memory_scenarios
+    from lessons.memory import scenarios as memory_scenarios
 
     monkeypatch.setenv("TP_GPU_MEMORY", policy)
     devices: list[str] = []

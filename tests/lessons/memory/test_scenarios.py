@@ -8,9 +8,9 @@ import re
 import pytest
 import torch
 
-from core import memory_scenarios as ms
-from core.allocator_sim import SMALL_SIZE, MiB
 from core.notes import run_live
+from lessons.memory import scenarios as ms
+from lessons.memory.allocator_sim import SMALL_SIZE, MiB
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -237,7 +237,7 @@ def test_conv_oom_demo_smaller_batch_fits():
 def test_scenario_rows_are_short_and_name_the_retry():
     """Issue 12: the step table was ten columns wide with whole explanations in them (cut off
     at the right); each row now has seven short cells, the long text lives in 'look at'."""
-    from core.memory_backends import SimulatedGpu, TensorLedger
+    from lessons.memory.backends import SimulatedGpu, TensorLedger
 
     run = ms.run_scenario("fragmentation", SimulatedGpu(24), TensorLedger())
     rows = run.rows()

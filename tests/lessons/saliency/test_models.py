@@ -1,4 +1,5 @@
-"""core.models: the offline EfficientNet-Lite0, the torchvision registry and safe custom uploads."""
+"""lessons.saliency.models: the offline EfficientNet-Lite0, the torchvision registry and
+safe custom uploads."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from hypothesis import strategies as st
 from torch import nn
 
 import tests.hostile_models as hostile
-from core import models as M
 from core.images import load_sample
+from lessons.saliency import models as M
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +264,7 @@ class TestCustomUpload:
         with pytest.raises(ValueError, match="pickled Python objects") as refused:
             M.load_custom_model(saved(TinyNet()), filename="module.pt", architecture="resnet18")
         assert "would run the uploader's code" in str(refused.value)
-        assert "(first tests.test_models.TinyNet)" in str(refused.value)
+        assert "(first tests.lessons.saliency.test_models.TinyNet)" in str(refused.value)
         assert "do those steps only if you trust" not in str(refused.value)  # torch's advice
         assert M.SAVE_STATE_DICT in str(refused.value)
         with pytest.raises(ValueError, match="plain pickle"):
@@ -298,7 +299,7 @@ class TestCustomUpload:
         path.write_bytes(hostile.deflate_bomb())
         script = (
             "import resource, sys\n"
-            "from core import models as M\n"
+            "from lessons.saliency import models as M\n"
             "data = open(sys.argv[1], 'rb').read()\n"
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             "try:\n"

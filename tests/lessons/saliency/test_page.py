@@ -10,6 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from testing.apptest import switch_to
+
 
 @pytest.fixture(autouse=True)
 def _budget_beyond_the_machine(monkeypatch):
@@ -54,7 +56,7 @@ def upload_module(at, monkeypatch, module: nn.Module, name: str):
     """Upload ``module``'s weights as a resnet18 state_dict, with resnet18's builder swapped for
     ``module``: uploads are weights only, so a model whose forward misbehaves on purpose comes
     in through the architecture, not the file."""
-    from core import models as M
+    from lessons.saliency import models as M
 
     module.register_buffer("anchor", torch.zeros(1))  # a state_dict needs one tensor
     real = M._build_architecture
@@ -159,7 +161,7 @@ def test_unavailable_registry_model_shows_path(open_page, monkeypatch, tmp_path)
 def test_torchvision_model_from_local_cache(open_page, monkeypatch, tmp_path):
     import torchvision
 
-    from core.models import expected_weights_path
+    from lessons.saliency.models import expected_weights_path
 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     path = expected_weights_path("resnet18")
@@ -174,7 +176,7 @@ def test_torchvision_model_from_local_cache(open_page, monkeypatch, tmp_path):
 
 
 def test_timing_is_labelled_and_excludes_the_warm_up(open_page, monkeypatch):
-    from core import saliency as S
+    from lessons.saliency import maps as S
 
     calls: list[str] = []
     real_warm_up, real_compute = S.warm_up, S.compute_saliency
@@ -232,9 +234,9 @@ def test_preprocessing_pictures_and_downloads_are_shown(open_page):
 
 
 def test_recipes_default_and_the_notes(open_page):
-    from core import saliency as S
     from core.images import load_sample
-    from core.models import load_model
+    from lessons.saliency import maps as S
+    from lessons.saliency.models import load_model
 
     at = open_page("saliency")
     assert not at.exception and not at.error, errors(at)
@@ -353,7 +355,7 @@ def test_target_widgets_show_the_explained_class_after_an_upload(open_page):
 
 
 def test_identical_maps_are_computed_once_for_all_sessions(open_page, monkeypatch):
-    from core import saliency as S
+    from lessons.saliency import maps as S
 
     calls: list[tuple[str, int]] = []
     real_compute = S.compute_saliency
@@ -419,16 +421,16 @@ def open_link(params: dict[str, str]):
 
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params.update(params)
-    at.switch_page("app_pages/saliency.py")
+    switch_to(at, "saliency")
     at.run(timeout=120)
     assert not at.exception, at.exception
     return at
 
 
 def test_a_cold_link_to_a_heavy_map_waits_for_the_click_then_computes_it(monkeypatch):
-    from core import saliency as S
     from core.images import load_sample
-    from core.models import load_model
+    from lessons.saliency import maps as S
+    from lessons.saliency.models import load_model
     from ui.settings import DEFAULT_SEED
 
     real_estimate = S.estimate_run
@@ -489,8 +491,8 @@ def test_controls_keep_their_values_across_a_page_switch(open_page):
     assert not at.exception and not at.error, errors(at)
 
     def switch_away_and_back():
-        at.switch_page("app_pages/home.py").run()
-        at.switch_page("app_pages/saliency.py").run()
+        switch_to(at, "home").run()
+        switch_to(at, "saliency").run()
         assert not at.exception and not at.error, errors(at)
 
     switch_away_and_back()
@@ -519,7 +521,7 @@ def test_a_lesson_link_opens_the_sanity_check_run_and_shares_it(monkeypatch):
     """?saliency.sanity=true runs a randomisation test within the time budget on arrival,
     without a click; a class opening the same link computes it once, and reruns while it is on
     do not recompute it."""
-    from core import saliency as S
+    from lessons.saliency import maps as S
 
     calls: list[int] = []
     real_test = S.randomization_test

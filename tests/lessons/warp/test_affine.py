@@ -1,4 +1,5 @@
-"""Tests for core.warp: OpenCV matrices through affine_grid/grid_sample vs cv2.warpAffine."""
+"""Tests for lessons.warp.affine: OpenCV matrices through affine_grid/grid_sample vs
+cv2.warpAffine."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import warp
 from core.images import load_sample
+from lessons.warp import affine as warp
 
 # ------------------------------------------------------------------------------------------
 # Helpers
@@ -562,7 +563,7 @@ def test_notes_callout_affine_grid_size():
         "000:18",
         "incomplete",
     )
-    # the quote is checked at its line by tests/test_notes.py
+    # the quote is checked at its line by tests/shared/test_notes.py
     assert not callout.run.raised
     assert callout.run.output.splitlines() == [
         "fixed theta, size 4x4, row 0: [4.5, 6.5, 8.5, 10.5]",

@@ -15,8 +15,9 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from core import warp
 from core.images import load_sample
+from lessons.warp import affine as warp
+from testing.apptest import switch_to
 from tests.app import conftest
 
 
@@ -635,9 +636,9 @@ def test_controls_keep_their_values_across_a_page_switch(page):
     ]:
         set_widget(at, kind, key, value)
     before = computed(at)
-    at.switch_page("app_pages/home.py").run()
+    switch_to(at, "home").run()
     assert not at.exception
-    at.switch_page("app_pages/warp.py").run()
+    switch_to(at, "warp").run()
     assert not at.exception, at.exception
     assert at.radio(key="warp.definition").value == "Point pairs"
     assert at.number_input(key="warp.p0_dx").value == 40.0

@@ -1,0 +1,29 @@
+"""Opening a page of the app in Streamlit's AppTest the way a browser opens its URL."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+from lessons.registry import HOME, LESSONS
+
+
+def page_path(slug: str) -> str:
+    """The page script of ``slug``, relative to ``app.py`` (``lessons/<slug>/page.py``)."""
+    specs = {spec.slug: spec for spec in (HOME, *LESSONS)}
+    if slug not in specs:
+        raise ValueError(f"no page has the slug {slug!r}; pages: {sorted(specs)}")
+    return specs[slug].relative_script
+
+
+def switch_to(at: AppTest, slug: str) -> AppTest:
+    """Make ``at``'s next run show the page ``slug``, also before its first run (a cold link).
+
+    Every page script is called ``page.py``, and before the app's first run ``st.navigation`` has
+    registered nothing, so ``AppTest.switch_page`` alone would fall back to hashing the file's
+    name. A browser opens a page by its URL path, and ``st.Page(url_path=slug)`` hashes that:
+    so does this.
+    """
+    at.switch_page(page_path(slug))
+    at._page_hash = calc_hash(slug)
+    return at
