@@ -429,3 +429,33 @@ def init_seeds(seed=0):
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
 """
+
+
+#: The Home page's account of the reproducibility switches and their costs (``{seed}``: the
+#: session's seed).
+SWITCHES_EXPLAINED = N_(
+    "- **One seed per session** (sidebar, now `{seed}`): every random draw of the pages comes "
+    "from a private generator made from it (`torch.Generator().manual_seed(seed)`, "
+    "`np.random.default_rng(seed)`), never from the process-wide generators that all visitors of "
+    "this server share, so another visitor's seed cannot change your results mid-run. Cost: "
+    "none. It makes *random* draws repeatable, not the arithmetic.\n- "
+    "**`torch.backends.cudnn.deterministic = True`** makes cuDNN pick only deterministic "
+    "convolution algorithms, so the same input gives bit-identical convolutions run after run. "
+    "Cost: some layers get slower (the fastest algorithms often use atomics), sometimes much "
+    "slower.\n- **`torch.backends.cudnn.benchmark = True`** times several convolution algorithms "
+    "the first time each input shape appears and keeps the fastest. Cost: a slow first call per "
+    "shape, and results may differ between runs because the winner can change. Leave it `False` "
+    "when you need repeatability or when input shapes keep changing."
+)
+
+#: What the sidebar's cuDNN option sets (``{state}``, ``{deterministic}``, ``{benchmark}``:
+#: read live by the page).
+CUDNN_OPTION_EXPLAINED = N_(
+    "The sidebar's **cuDNN deterministic** toggle (now {state}) is the notes' recipe: "
+    "`torch.backends.cudnn.deterministic = True` and `torch.backends.cudnn.benchmark = False`; "
+    "off restores PyTorch's defaults (both `False`). Unlike the seed, these flags have no "
+    "per-session form: they are process-wide, so on a GPU server the last visitor's choice "
+    "applies to every visitor's convolutions. Without a GPU cuDNN is not used and the app does "
+    "not set them. Read now: `deterministic = {deterministic}`, `benchmark = {benchmark}`."
+)
+
