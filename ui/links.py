@@ -4,8 +4,8 @@ Controls use Streamlit's own binding: ``st.slider(..., key="warp.angle", **BOUND
 the query parameter's name (``?warp.angle=30``): the page prefix makes every name unique across
 the app, so one page's values never leak into another's, and tests, ``st.session_state`` and the
 URL all use one name per control. A value at its default leaves the URL clean; with
-``persist_state="session"`` a control keeps its value across page switches (this replaced the
-hand-written ``ui/state.py``).
+``persist_state="session"`` a control keeps its value across page switches (Streamlit keeps it;
+no copy of widget state is written by hand).
 
 A link is user input. Streamlit drops a bound value it cannot use (wrong type, out of range, not
 an option) and clamps text to ``max_chars``; :func:`link_snapshot` before the page and

@@ -22,8 +22,8 @@ SWITCH = ("toggle", "checkbox")
 TEXT = ("text_input", "text_area")
 #: Controls without a range by design, with the reason; they are fed only the wrong-type value.
 NO_RANGE = {
-    "memory.size": "issue 12: any size may be typed; Allocate refuses an impossible one with a "
-    "message (a maximum brought back a typed value silently replaced)",
+    "memory.size": "any size may be typed; Allocate refuses an impossible one with a message "
+    "(with a maximum, the browser would silently replace a typed value)",
 }
 UNKNOWN = {"nope": "1", "<script>alert(1)</script>": "x", "../../etc/passwd": "y"}
 

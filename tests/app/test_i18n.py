@@ -26,8 +26,8 @@ from ui import i18n
 LESSON_LINKS = lesson_links()
 
 SLUGS = ["home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory"]
-#: Pages whose every visible text is translated (all of them since issue 15); a page added
-#: later joins when its translation is done. The Chinese-page checks run on these.
+#: Pages whose every visible text is translated (all of them today); a page added later joins
+#: when its translation is done. The Chinese-page checks run on these.
 TRANSLATED: tuple[str, ...] = tuple(SLUGS)
 KEYWORDS = {"_": None, "N_": None, "T": None, "ngettext": (1, 2)}
 

@@ -1,4 +1,4 @@
-"""Issue 13: results are shared between sessions only when their inputs are the same.
+"""Results are shared between sessions only when their inputs are the same.
 
 Two AppTests in one process are two browser sessions sharing one server's caches. Each uploads
 its own file; each must see results for its own file, before and after the other one ran.

@@ -1,4 +1,4 @@
-"""Issue 13: a class opening the same link pays for one computation.
+"""A class opening the same link pays for one computation.
 
 Two AppTests in one process are two students on one server. The second student to open a page
 at its defaults must get every figure from the process-wide cache: no plotly figure is built

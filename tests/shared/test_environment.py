@@ -218,7 +218,7 @@ class TestNvml:
 
 
 # ------------------------------------------------------------------------------------------
-# torch.cuda.is_available(): NVML only with PYTORCH_NVML_BASED_CUDA_CHECK=1 (issue 11 §2)
+# torch.cuda.is_available(): NVML only with PYTORCH_NVML_BASED_CUDA_CHECK=1
 # ------------------------------------------------------------------------------------------
 
 

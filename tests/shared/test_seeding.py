@@ -230,7 +230,7 @@ class TestDeterministicOps:
             assert f"{op.name} {op.condition.split(':')[0]}".strip() in raise_text, op
 
     def test_issue_11_scatter_add_and_index_add_do_not_raise(self):
-        """torch 2.14 makes scatter_add_ and index_add deterministic on CUDA (issue 11 §2)."""
+        """torch 2.14 makes scatter_add_ and index_add deterministic on CUDA."""
         made_text, raise_text = docstring_sections()
         for name in ("torch.Tensor.scatter_add_", "torch.index_add"):
             assert name in made_text and name not in raise_text
