@@ -1,0 +1,1 @@
+"""Tests, laid out like the code they check."""
