@@ -104,7 +104,7 @@ def test_dockerignore_keeps_local_state_out_of_the_image():
 
 
 APP_SOURCES = ("app.py", "lessons", "ui", "core")
-NOT_IN_THE_IMAGE = ("tests", "benchmarks", "tools", "deploy", ".ci")
+NOT_IN_THE_IMAGE = ("tests", "testing", "benchmarks", "docs", "tools", "deploy", ".ci")
 
 
 def test_dockerignore_ships_the_app_without_tests_and_benchmarks():
