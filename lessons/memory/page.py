@@ -13,7 +13,7 @@ import streamlit as st
 
 from core.environment import available_devices
 from core.text import N_, T
-from lessons.memory import scenarios as ms
+from lessons.memory import allocator_rule, cudnn_error, eval_memory, map_location
 from lessons.memory.allocator_sim import format_size
 from lessons.memory.backends import (
     DTYPES,
@@ -35,6 +35,7 @@ from lessons.memory.backends import (
     reset_peak,
     session_quota,
 )
+from lessons.memory.cuda_snippet import snippet_for
 from lessons.memory.figures import (
     BAND_LABEL,
     FragmentationBars,
@@ -50,7 +51,7 @@ from lessons.memory.figures import (
     snapshot_segments,
 )
 from lessons.memory.live_sampler import MIN_INTERVAL_S, LiveSampler
-from lessons.memory.scenarios import SCENARIOS, Step, run_scenario, snippet_for
+from lessons.memory.scenarios import SCENARIOS, Step, run_scenario
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
@@ -662,22 +663,22 @@ with layout.details:
 # ------------------------------------------------------------------------------ the notes
 @st.cache_data(show_spinner=False)
 def _claims() -> tuple:
-    return ms.check_allocator_claims()
+    return allocator_rule.check_allocator_claims()
 
 
 @bounded_cache(max_entries=32, ttl=SHARED_TTL_S)
 def _eval_memory(batch: int, size: int, batches: int, device: str):
-    return ms.measure_eval_memory(batch, size, batches, device)
+    return eval_memory.measure_eval_memory(batch, size, batches, device)
 
 
 @bounded_cache(max_entries=8, ttl=SHARED_TTL_S)  # 1-8 workers
 def _map_location(world_size: int):
-    return ms.map_location_demo(world_size)
+    return map_location.map_location_demo(world_size)
 
 
 @st.cache_data(show_spinner=False)
 def _conv_oom() -> tuple:
-    return ms.conv_oom_demo()
+    return cudnn_error.conv_oom_demo()
 
 
 def _allocator_rule_tab() -> None:
@@ -705,7 +706,7 @@ def _allocator_rule_tab() -> None:
         hide_index=True,
         border="horizontal",
     )
-    for callout in callouts_of("lessons.memory.scenarios").values():
+    for callout in callouts_of("lessons.memory.allocator_rule").values():
         notes_callout(callout)
     st.caption(
         _(
@@ -782,7 +783,7 @@ def _no_grad_tab() -> None:
         )
     st.markdown(measured)
     show_code(
-        ms.eval_memory_snippet(ng_batch, ng_size, ng_batches),
+        eval_memory.eval_memory_snippet(ng_batch, ng_size, ng_batches),
         title=N_("Measure it yourself (runs on CPU)"),
     )
 
@@ -854,7 +855,7 @@ def _map_location_tab() -> None:
         key="memory.load_workers",
     )
     notes_citation("000:76", verbatim=False)
-    show_code(ms.MAP_LOCATION_SNIPPET, title=N_("Load it yourself"))
+    show_code(map_location.MAP_LOCATION_SNIPPET, title=N_("Load it yourself"))
 
 
 def _cudnn_error_tab() -> None:

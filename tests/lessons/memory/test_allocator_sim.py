@@ -609,7 +609,8 @@ def test_cuda_scenario_snippets_match_simulator():
     import sys
 
     from lessons.memory.backends import SimulatedGpu, TensorLedger
-    from lessons.memory.scenarios import SCENARIOS, run_steps, snippet_for
+    from lessons.memory.cuda_snippet import snippet_for
+    from lessons.memory.scenarios import SCENARIOS, run_steps
 
     pattern = re.compile(r"allocated=\s*([\d,]+) reserved=\s*([\d,]+) segments=(\d+)")
     for key, scenario in SCENARIOS.items():

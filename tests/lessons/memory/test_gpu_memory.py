@@ -23,8 +23,9 @@ from lessons.memory.backends import (
     request_bytes,
     reset_peak,
 )
+from lessons.memory.cuda_snippet import snippet_for
 from lessons.memory.figures import fragmentation_figure, live_chart, live_point, segment_map
-from lessons.memory.scenarios import SCENARIOS, run_scenario, run_steps, snippet_for
+from lessons.memory.scenarios import SCENARIOS, run_scenario, run_steps
 
 
 @pytest.fixture(autouse=True)

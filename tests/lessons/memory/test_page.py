@@ -703,12 +703,12 @@ def test_every_scenario_link_is_short(page):
 def test_no_grad_demo_runs_on_a_shared_gpu_only_when_exclusive(open_page, monkeypatch, policy,
                                                                device):
     # Its CUDA measurement resets the device's peak statistics for the whole process.
-    from lessons.memory import scenarios as memory_scenarios
+    from lessons.memory import eval_memory
 
     monkeypatch.setenv("TP_GPU_MEMORY", policy)
     devices: list[str] = []
-    real = memory_scenarios.measure_eval_memory
-    monkeypatch.setattr(memory_scenarios, "measure_eval_memory",
+    real = eval_memory.measure_eval_memory
+    monkeypatch.setattr(eval_memory, "measure_eval_memory",
                         lambda *args: devices.append(args[3]) or real(*args))
     at = open_page("memory")
     at.session_state["sidebar.device"] = "cuda:0"

@@ -1,0 +1,18 @@
+"""The notes' cuDNN error (002:1360-1367) as an OOM in disguise (lessons.memory.cudnn_error)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from lessons.memory import cudnn_error
+
+
+def test_conv_oom_demo_smaller_batch_fits():
+    rows = cudnn_error.conv_oom_demo()
+    assert [(r.batch, r.failed_at) for r in rows] == [(56, "workspace"), (48, ""), (32, "")]
+    assert rows[0].error.startswith("CUDA out of memory. Tried to allocate 1024.00 MiB.")
+    assert rows[1].ok and not rows[0].ok
+    with pytest.raises(ValueError, match=re.escape("batches must be positive, got ()")):
+        cudnn_error.conv_oom_demo(())
