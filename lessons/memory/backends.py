@@ -426,9 +426,6 @@ class TensorLedger:
         with self._lock:
             return [h for h, _, _ in self._entries.values() if backend_key in (None, h.backend_key)]
 
-    def name_of(self, tensor_id: int) -> str:
-        return f"t{tensor_id}"
-
     def free(self, tensor_id: int) -> HeldTensor:
         """Free tensor ``tensor_id``; raises ``ValueError`` if this session does not hold it."""
         with self._lock:

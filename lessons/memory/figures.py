@@ -36,8 +36,6 @@ STATE_NAMES = {
     "inactive_split": N_("inactive split (cached, pins its segment)"),
     "free_segment": N_("free whole segment (empty_cache releases it)"),
 }
-#: The pools a segment comes from, as ``torch.cuda.memory_snapshot()`` names them.
-POOL_NAMES = (N_("small"), N_("large"))
 MIN_VISIBLE_PCT = 0.6  # a live block is drawn at least this wide (% of its segment's row)
 
 
