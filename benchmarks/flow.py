@@ -10,7 +10,7 @@ the ratios notes/best and best/floor, and checks that every backend matches the 
 The notes' original NumPy loop (000:79, one hole pixel at a time) would take minutes at 1080p, so
 it runs on a top-left crop (``--numpy-crop``, default 120x160) of the same flow, once as
 lessons.flow.fill.notes_gradual_mean_numpy and once as the notes printed it
-(tests/notes_gradual_mean.py, whose crop_rect pads the whole image for every window); the two
+(lessons/flow/notes_as_printed.py, whose crop_rect pads the whole image for every window); the two
 must agree bit for bit. Its 1080p time is extrapolated linearly from the time per hole pixel.
 """
 
@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 import torch
 
+from lessons.flow import notes_as_printed
 from lessons.flow.fill import (
     gradual_mean_fill,
     inpaint_fill,
@@ -35,7 +36,6 @@ from lessons.flow.fill import (
     notes_gradual_mean_torch,
     window_sizes,
 )
-from tests import notes_gradual_mean as notes_as_printed
 
 H, W, C = 1080, 1920, 2
 HOLE_FRACTION = 0.3

@@ -14,8 +14,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tests.notes_gradual_mean as notes_code
 from core.notes import NotesRef, normalise_notes_text, notes_lines
+from lessons.flow import notes_as_printed as notes_code
 from lessons.flow.fill import (
     FLO_MAGIC,
     METHODS,
@@ -632,7 +632,7 @@ def test_decode_image_checks_the_side_cap_on_the_header():
 
 
 # --------------------------------------------------------------------------------------------
-# the notes' own code (tests/notes_gradual_mean.py: both functions transcribed as printed)
+# the notes' own code (lessons/flow/notes_as_printed.py: both functions transcribed as printed)
 # --------------------------------------------------------------------------------------------
 
 TRANSCRIPTION = Path(notes_code.__file__)
