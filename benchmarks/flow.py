@@ -3,13 +3,13 @@
 Run from the repository root:  python -m benchmarks.flow [--repeats N] [--notes-repeats N]
 
 Prints the median milliseconds of the notes' avg_pool2d version (CPU), each backend of
-lessons.flow.fill.gradual_mean_fill, a straightforward cv2.boxFilter rewrite (for context),
+lessons.flow.gradual_mean.gradual_mean_fill, a straightforward cv2.boxFilter rewrite (for context),
 cv2.inpaint on both channels and the filtering floor (five 4-channel cv2.boxFilter passes), plus
 the ratios notes/best and best/floor, and checks that every backend matches the notes to 1e-5.
 
 The notes' original NumPy loop (000:79, one hole pixel at a time) would take minutes at 1080p, so
 it runs on a top-left crop (``--numpy-crop``, default 120x160) of the same flow, once as
-lessons.flow.fill.notes_gradual_mean_numpy and once as the notes printed it
+lessons.flow.references.notes_gradual_mean_numpy and once as the notes printed it
 (lessons/flow/notes_as_printed.py, whose crop_rect pads the whole image for every window); the two
 must agree bit for bit. Its 1080p time is extrapolated linearly from the time per hole pixel.
 """
@@ -29,13 +29,9 @@ import numpy as np
 import torch
 
 from lessons.flow import notes_as_printed
-from lessons.flow.fill import (
-    gradual_mean_fill,
-    inpaint_fill,
-    notes_gradual_mean_numpy,
-    notes_gradual_mean_torch,
-    window_sizes,
-)
+from lessons.flow.baselines import inpaint_fill
+from lessons.flow.gradual_mean import gradual_mean_fill, window_sizes
+from lessons.flow.references import notes_gradual_mean_numpy, notes_gradual_mean_torch
 
 H, W, C = 1080, 1920, 2
 HOLE_FRACTION = 0.3

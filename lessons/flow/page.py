@@ -16,21 +16,17 @@ from plotly.subplots import make_subplots
 
 from core.figure_style import png_data_uri
 from core.text import N_, T
+from lessons.flow.figures import flow_to_rgb
 from lessons.flow.fill import (
-    MAX_SIDE,
     METHOD_CV2,
     METHOD_TORCH,
-    NOTES_CLAIM_REF,
-    NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
     NOTES_NUMPY_METHOD,
     NOTES_REFERENCE_DEFAULT_MAX_PIXELS,
     NOTES_REFERENCE_MS_PER_UNIT,
     NOTES_TORCH_METHOD,
     OTHER_METHODS,
-    SYNTHETIC_FIELDS,
     WINDOWED_METHODS,
-    FillResult,
     FlowCase,
     FlowSpec,
     MethodResult,
@@ -39,21 +35,18 @@ from lessons.flow.fill import (
     case_from_images,
     check_fillable,
     combine_methods,
-    decode_image,
     estimate_method_ms,
     estimate_notes_ms,
-    flow_to_rgb,
     load_flow_file,
-    notes_numpy_snippet_for,
     notes_reference_on_by_default,
     notes_reference_work,
-    notes_speed_claim,
-    notes_window_sizes,
     run_method,
-    scale_means,
-    snippet_for,
-    window_sizes,
 )
+from lessons.flow.gradual_mean import FillResult, scale_means, window_sizes
+from lessons.flow.notes_checks import NOTES_CLAIM_REF, NOTES_CLAIM_ZH, notes_speed_claim
+from lessons.flow.references import notes_window_sizes
+from lessons.flow.snippets import notes_numpy_snippet_for, snippet_for
+from lessons.flow.sources import MAX_SIDE, SYNTHETIC_FIELDS, decode_image
 from ui.caching import bounded_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import show_code
@@ -967,7 +960,7 @@ with rest_box:
         st.markdown(_("`m_c` is 1 where channel c is valid; windows `W_k` are k x k, "
                       "zero-padded at the borders; only NaN values are replaced."))
     st.header(_("What the notes say, checked live"), anchor=False)
-    for callout in callouts_of("lessons.flow.fill").values():
+    for callout in callouts_of("lessons.flow.notes_checks").values():
         notes_callout(callout)
     show_code(
         snippet_for(

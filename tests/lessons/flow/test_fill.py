@@ -16,53 +16,45 @@ from hypothesis import strategies as st
 
 from core.notes import NotesRef, normalise_notes_text, notes_lines
 from lessons.flow import notes_as_printed as notes_code
+from lessons.flow.baselines import inpaint_fill, nearest_fill
 from lessons.flow.fill import (
-    FLO_MAGIC,
     METHODS,
-    NOTES_CLAIM_MS,
-    NOTES_CLAIM_REF,
-    NOTES_CLAIM_ZH,
-    NOTES_GRADUAL_MEAN_PYTORCH,
     NOTES_NUMPY_MAX_HOLES,
     NOTES_NUMPY_METHOD,
     NOTES_TORCH_METHOD,
-    SYNTHETIC_FIELDS,
     FlowCase,
     FlowSpec,
     build_flow,
     case_from_flow,
     combine_methods,
     compare_methods,
-    decode_image,
-    device_label,
     endpoint_error,
     epe_stats,
     estimate_notes_ms,
-    farneback_flow,
-    fb_consistency_mask,
-    gradual_mean_fill,
-    inpaint_fill,
-    load_flo,
-    load_flow_file,
-    load_npy,
-    loop_reference,
-    make_hole_mask,
-    nearest_fill,
-    notes_callouts,
-    notes_gradual_mean_numpy,
-    notes_gradual_mean_torch,
-    notes_numpy_snippet_for,
     notes_reference_on_by_default,
     notes_reference_work,
-    notes_speed_claim,
-    notes_window_sizes,
     run_method,
-    save_flo,
-    scale_means,
-    snippet_for,
-    synthetic_flow,
-    window_sizes,
 )
+from lessons.flow.flow_files import FLO_MAGIC, load_flo, load_flow_file, load_npy, save_flo
+from lessons.flow.gradual_mean import gradual_mean_fill, scale_means, window_sizes
+from lessons.flow.masks import fb_consistency_mask, make_hole_mask
+from lessons.flow.notes_checks import (
+    NOTES_CLAIM_MS,
+    NOTES_CLAIM_REF,
+    NOTES_CLAIM_ZH,
+    NOTES_GRADUAL_MEAN_PYTORCH,
+    device_label,
+    notes_callouts,
+    notes_speed_claim,
+)
+from lessons.flow.references import (
+    loop_reference,
+    notes_gradual_mean_numpy,
+    notes_gradual_mean_torch,
+    notes_window_sizes,
+)
+from lessons.flow.snippets import notes_numpy_snippet_for, snippet_for
+from lessons.flow.sources import SYNTHETIC_FIELDS, decode_image, farneback_flow, synthetic_flow
 from tests.notes_marks import needs_notes
 
 TOL = {"rtol": 1e-5, "atol": 1e-5, "equal_nan": True}
@@ -174,7 +166,7 @@ def test_reference_pools_plain_nchw(monkeypatch):
     # The reference must time avg_pool2d as the notes run it, on a plain (1, C, H, W) tensor.
     # A permuted (H, W, C) view is channels-last to ATen, whose channels-last avg_pool2d kernel
     # was measured 2.2x slower at C=2: that inflated the notes' time and the notes/best ratio.
-    import lessons.flow.fill as ff
+    import lessons.flow.references as ff
 
     seen = []
     real = ff.F.avg_pool2d

@@ -15,16 +15,16 @@ from streamlit.testing.v1 import AppTest
 from core.figure_style import decode_data_uri
 from lessons.flow.fill import (
     METHOD_CV2,
-    NOTES_CLAIM_ZH,
     NOTES_NUMPY_MAX_HOLES,
     NOTES_NUMPY_METHOD,
     NOTES_TORCH_METHOD,
     FlowSpec,
     build_flow,
     run_method,
-    save_flo,
-    synthetic_flow,
 )
+from lessons.flow.flow_files import save_flo
+from lessons.flow.notes_checks import NOTES_CLAIM_ZH
+from lessons.flow.sources import synthetic_flow
 from testing.apptest import switch_to
 from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT, open_tab
 
