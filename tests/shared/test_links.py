@@ -122,14 +122,15 @@ def test_view_link_leaves_out_the_longest_edit_until_it_fits():
 
 
 def test_readme_lists_every_lesson_as_the_app_does():
-    """The README's Lessons section is LESSON_LINKS, as the Home page draws it (absolute links)."""
-    from lessons.registry import lesson_links, lessons_markdown
-
-    LESSON_LINKS = lesson_links()
-    from lessons.registry import LESSONS
+    """The README's Lessons section is LESSON_LINKS, as the Home page draws it (absolute links),
+    and nothing else: a lesson taken out of a ``links.py`` leaves the README too."""
+    from lessons.registry import LESSONS, lesson_links, lessons_markdown
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n## Lessons\n" in readme, "README lacks its '## Lessons' section"
     section = readme.split("\n## Lessons\n", 1)[1].split("\n## ", 1)[0]
     expected = lessons_markdown("http://localhost:8501/", {p.slug: p.title for p in LESSONS})
     assert expected in section, f"README's lessons differ from LESSON_LINKS; they are:\n{expected}"
-    assert len(LESSON_LINKS) >= 12
+    listed = [line for line in section.splitlines() if line.startswith("- **[")]
+    assert listed == expected.splitlines(), f"README lists lessons the app does not:\n{expected}"
+    assert len(lesson_links()) >= 12

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.notes import (
+    CALLOUT_MODULES,
     NOTES_FILES,
     VERDICTS,
     NotesCallout,
@@ -113,14 +114,61 @@ def test_every_callout_quotes_the_notes_at_its_line(callouts):
     assert not missing, f"quotes not found at their cited lines: {missing}"
 
 
-def test_readme_lists_every_callout(callouts):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"^## What the notes say, and where they are wrong\n(.*?)(?=^## )", readme,
-                      re.S | re.M)
-    assert match, "README lacks the section 'What the notes say, and where they are wrong'"
-    section = match[1]
-    absent = [c.key for c in callouts if f"`{c.ref}`" not in section or c.key not in section]
-    assert not absent, f"README section does not list: {absent}"
+NOTES_SECTION = "## What the notes say, and where they are wrong"
+
+
+def _lesson_of(module: str) -> str:
+    """The lesson whose page shows a callout module's callouts: ``lessons.<slug>.*`` is that
+    lesson; a shared module (``core.environment``) builds the Home page's."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "lessons" else "home"
+
+
+def _notes_section(slug: str) -> str:
+    path = ROOT / "lessons" / slug / "README.md"
+    assert path.is_file(), f"{path.relative_to(ROOT)} is missing"
+    match = re.search(
+        rf"^{re.escape(NOTES_SECTION)}\n(.*?)(?=^## |\Z)",
+        path.read_text(encoding="utf-8"),
+        re.S | re.M,
+    )
+    assert match, f"{path.relative_to(ROOT)} lacks the section '{NOTES_SECTION[3:]}'"
+    return match[1]
+
+
+def test_each_lesson_readme_lists_its_callouts(callouts):
+    """Each callout is listed (reference and key) in the README of the lesson that shows it."""
+    by_lesson: dict[str, list[NotesCallout]] = {}
+    for name in CALLOUT_MODULES:
+        try:  # as all_callouts does: a module not written yet has no callouts
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        builder = getattr(module, "notes_callouts", None)
+        if builder is not None:
+            by_lesson.setdefault(_lesson_of(name), []).extend(builder())
+    found = sorted(c.key for group in by_lesson.values() for c in group)
+    assert found == sorted(c.key for c in callouts)  # every callout has a lesson
+    absent = []
+    for slug, group in by_lesson.items():
+        section = _notes_section(slug)
+        absent += [
+            f"{slug}: {c.key} ({c.ref})"
+            for c in group
+            if f"`{c.ref}`" not in section or f"`{c.key}`" not in section
+        ]
+    assert not absent, f"lesson READMEs do not list: {absent}"
+
+
+def test_a_lesson_readme_lists_no_callout_that_is_not_there(callouts):
+    """A key written in a lesson README's notes section names a callout that exists."""
+    keys = {c.key for c in callouts}
+    stale = []
+    for readme in sorted((ROOT / "lessons").glob("*/README.md")):
+        section = _notes_section(readme.parent.name)
+        listed = re.findall(r"^- `[0-9]{3}:[0-9-]+` `([^`]+)`", section, re.M)
+        stale += [f"{readme.parent.name}: {key}" for key in listed if key not in keys]
+    assert not stale, f"lesson READMEs list callouts that no module builds: {stale}"
 
 
 def test_callout_titles_survive_markdown():
@@ -153,11 +201,13 @@ SNIPPET_CALLOUTS = [
 ]
 
 
-@pytest.mark.parametrize(("module_name", "key", "constant"), SNIPPET_CALLOUTS,
-                         ids=[c[1] for c in SNIPPET_CALLOUTS])
+@pytest.mark.parametrize(
+    ("module_name", "key", "constant"), SNIPPET_CALLOUTS, ids=[c[1] for c in SNIPPET_CALLOUTS]
+)
 @pytest.mark.parametrize("stand_in", ["print('nothing')", "raise RuntimeError('no check')"])
-def test_a_run_that_shows_nothing_claims_no_verdict(monkeypatch, module_name, key, constant,
-                                                    stand_in):
+def test_a_run_that_shows_nothing_claims_no_verdict(
+    monkeypatch, module_name, key, constant, stand_in
+):
     module = importlib.import_module(module_name)
     before = {c.key: c.verdict for c in module.notes_callouts()}[key]
     assert before != "incomplete"  # today the run confirms the notes' mistake
