@@ -9,7 +9,7 @@ words (Chinese, verbatim), an English gloss, the line reference, and what PyTorc
 decided from a live run of a snippet (:func:`run_live`), never from a hard-coded answer.
 
 Each lesson module that has callouts defines ``notes_callouts() -> list[NotesCallout]``;
-:func:`all_callouts` collects them (the README lists every one, and a test checks it does).
+:func:`all_callouts` collects them (each lesson's README lists its own, and a test checks it does).
 Pure: no Streamlit.
 
 >>> str(NotesRef.parse("002:980-992"))

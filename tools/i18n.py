@@ -1,4 +1,4 @@
-"""Extract, update and compile the message catalogs with Babel (README "Translations").
+"""Extract, update and compile the message catalogs with Babel (docs/translations.md).
 
 One gettext domain per part of the app, so a page's strings live in one ``.po`` file:
 

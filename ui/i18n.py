@@ -20,7 +20,7 @@ their own). Streamlit's ``bind="query-params"`` would put a choice's *label* in 
 control keeps the URL itself.
 
 Catalogs: ``locales/zh_CN/LC_MESSAGES/<domain>.po``, one per part of the app, compiled to
-``.mo`` with Babel (``python -m tools.i18n all``); the README's "Translations" section has the
+``.mo`` with Babel (``python -m tools.i18n all``); docs/translations.md has the
 commands.
 """
 
