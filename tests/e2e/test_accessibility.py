@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from lessons.registry import available_pages
-from tests.e2e.conftest import StreamlitServer, start_server, stop_server
+from testing.servers import StreamlitServer, start_server, stop_server
 from tests.e2e.layout_checks import DISABLED_MARK, serious_violations
 from tests.e2e.test_browser import page_url
 from tests.e2e.test_layout import PROJECTOR, wait_for_script

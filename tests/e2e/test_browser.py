@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from lessons.registry import available_pages
-from tests.e2e.conftest import ARTIFACTS, SCREENSHOTS, start_server, stop_server
+from testing.servers import ARTIFACTS, start_server, stop_server
+from tests.e2e.conftest import SCREENSHOTS
 
 pytestmark = pytest.mark.e2e
 

@@ -1,10 +1,10 @@
 """The lesson layout in a real browser: the picture on arrival, above the fold, legible, uncut.
 
-Issue 12's "done when": on a teacher's 1280x720 projector each lesson page, opened cold (the first
-visit to that page in a freshly started server), shows its main figure with its top above 720 px
-and data in it; no widget label, tab, metric label, button or page link is cut by an ellipsis at
-1280x720 or on a student's 1366x768 laptop (every page, Home included); chart text is at least
-14 px. Screenshots for a person to open, under ``screenshots/``:
+On a teacher's 1280x720 projector each lesson page, opened cold (the first visit to that page in
+a freshly started server), shows its main figure with its top above 720 px and data in it; no
+widget label, tab, metric label, button or page link is cut by an ellipsis at 1280x720 or on a
+student's 1366x768 laptop (every page, Home included); chart text is at least 14 px.
+Screenshots for a person to open, under ``screenshots/``:
 
 - ``fold-<slug>-1280x720.png``: the projector's first screen (viewport only, what the room sees);
 - ``phone-<slug>.png``: a 390x844 phone's first screen, and ``phone-<slug>-full.png``: the whole
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import pytest
 
 from lessons.registry import available_lessons, available_pages
-from tests.e2e.conftest import SCREENSHOTS, StreamlitServer, start_server, stop_server
+from testing.servers import StreamlitServer, start_server, stop_server
+from tests.e2e.conftest import SCREENSHOTS
 from tests.e2e.layout_checks import (
     FigureBox,
     chart_font_sizes,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import pytest
 
 from lessons.registry import lesson_links
-from tests.e2e.conftest import SCREENSHOTS, start_server, stop_server
+from testing.servers import start_server, stop_server
+from tests.e2e.conftest import SCREENSHOTS
 from tests.e2e.test_browser import assert_rendered, page_url
 from tests.e2e.test_notes_screens import choose, wait_for_script
 from ui.links import MAX_LINK_CHARS

@@ -12,10 +12,7 @@ a real browser does, and nginx sends them to the replica with the fewest open co
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -28,21 +25,10 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect as websocket_connect
 
-from deploy.nginx_conf import (
-    CLASS_SIZE,
-    PAGE_OPEN_REQUESTS,
-    ROUTE_COOKIE,
-    render,
-    route_name,
-)
-from tests.e2e.conftest import (
-    ARTIFACTS,
-    StreamlitServer,
-    free_port,
-    start_server,
-    stop_process,
-    stop_server,
-)
+from deploy.nginx_conf import CLASS_SIZE, PAGE_OPEN_REQUESTS, ROUTE_COOKIE, route_name
+from testing.nginx import Proxy, answer_for, nginx_path, start_nginx, stop_nginx
+from testing.servers import StreamlitServer, address, start_replica, stop_server
+from tests.e2e.conftest import installed
 from tests.e2e.test_browser import (
     assert_rendered,
     page_url,
@@ -52,13 +38,10 @@ from tests.e2e.test_browser import (
 
 pytestmark = pytest.mark.e2e
 
-# Any value will do as long as every replica has the same one (STREAMLIT_SERVER_COOKIE_SECRET).
-COOKIE_SECRET = "torch-playground-replica-test-secret"
 PINNED_PER_REPLICA = 3  # students whose route cookie names a given replica
 FRESH_STUDENTS = 2  # students without a cookie: nginx picks their replica
 FRESH_REQUESTS = 10  # cookie-less requests one after another: least_conn alternates ties
 PAGES_VISITED = ("indexing", "home")
-NGINX_START_TIMEOUT_S = 30
 TABS_PER_STUDENT = 2  # each holds a websocket through nginx
 BURST_THREADS = 32  # requests in flight at once, as ~6 per browser of a class loading a page
 ACCESS_LOG_TIMEOUT_S = 30
@@ -71,109 +54,12 @@ ACCESS_LINE = re.compile(
 )
 
 
-def nginx_path() -> str:
-    path = (
-        os.environ.get("TP_NGINX")
-        or shutil.which("nginx")
-        or shutil.which("nginx", path="/usr/sbin")  # not on an unprivileged user's PATH
-    )
-    if not path:
-        pytest.fail(
-            "nginx not found: install Debian's `nginx` (apt-get install nginx) or set TP_NGINX "
-            "to an nginx binary. The replica test runs it as an ordinary process."
-        )
-    return path
-
-
-@dataclass
-class Proxy:
-    url: str
-    process: subprocess.Popen
-    run_dir: Path
-
-    def access_log(self) -> str:
-        path = self.run_dir / "access.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def error_log(self) -> str:
-        path = self.run_dir / "error.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-
-def answer_for(proxy_url: str, route: str | None = None) -> tuple[str, str | None]:
-    """The X-Upstream of a health request through nginx sent with ``route`` as the cookie, and
-    the route cookie the response sets."""
-    headers = {"Cookie": f"{ROUTE_COOKIE}={route}"} if route else {}
-    request = urllib.request.Request(f"{proxy_url}/_stcore/health", headers=headers)
-    with urllib.request.urlopen(request, timeout=5) as response:
-        cookies = response.headers.get_all("Set-Cookie") or []
-        routes = [m[1] for m in (re.match(rf"{ROUTE_COOKIE}=([^;]*);", c) for c in cookies) if m]
-        return response.headers["X-Upstream"], routes[0] if routes else None
-
-
-def upstream_for(proxy_url: str, route: str | None = None) -> str:
-    """The X-Upstream of a health request through nginx, sent with ``route`` as the cookie."""
-    return answer_for(proxy_url, route)[0]
-
-
-def _wait_for_proxy(proxy: Proxy) -> None:
-    deadline = time.monotonic() + NGINX_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proxy.process.poll() is not None:
-            raise RuntimeError(f"nginx exited early:\n{proxy.error_log()}")
-        try:
-            upstream_for(proxy.url)
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"nginx did not answer in {NGINX_START_TIMEOUT_S} s:\n{proxy.error_log()}")
-
-
-def start_nginx(upstreams: list[str], run_dir: Path, *, expose_upstream: bool = True) -> Proxy:
-    """nginx on a free port with the generated config; by default the tests' variant, whose
-    responses name the replica that answered (X-Upstream), which the checks here read."""
-    port = free_port()
-    conf = run_dir / "nginx.conf"
-    # Started by root, nginx's workers would drop to `nobody`, who cannot write the temp
-    # folders in this root-owned tmp dir (static files and uploads spill there).
-    worker_user = "root" if os.geteuid() == 0 else None
-    conf.write_text(
-        render(upstreams, port, run_dir=run_dir, user=worker_user, expose_upstream=expose_upstream)
-    )
-    command = [
-        nginx_path(), "-p", str(run_dir), "-e", str(run_dir / "error.log"), "-c", str(conf),
-        "-g", "daemon off;",
-    ]  # fmt: skip
-    output = (run_dir / "nginx.out").open("w")
-    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    proxy = Proxy(f"http://127.0.0.1:{port}", process, run_dir)
-    try:
-        _wait_for_proxy(proxy)
-    except Exception:
-        stop_nginx(proxy)
-        raise
-    return proxy
-
-
-def stop_nginx(proxy: Proxy) -> None:
-    stop_process(proxy.process)
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "nginx-replicas-access.log").write_text(proxy.access_log())
-    (ARTIFACTS / "nginx-replicas-error.log").write_text(proxy.error_log())
-
-
-def address(server: StreamlitServer) -> str:
-    return server.url.removeprefix("http://")
-
-
 @pytest.fixture(scope="module")
 def replicas() -> Iterator[list[StreamlitServer]]:
     started: list[StreamlitServer] = []
     try:
         for name in ("replica-a", "replica-b"):
-            started.append(
-                start_server(name, env={"STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET})
-            )
+            started.append(start_replica(name))
         yield started
     finally:
         for server in started:
@@ -182,6 +68,7 @@ def replicas() -> Iterator[list[StreamlitServer]]:
 
 @pytest.fixture(scope="module")
 def proxy(replicas, tmp_path_factory) -> Iterator[Proxy]:
+    installed(nginx_path)
     running = start_nginx([address(s) for s in replicas], tmp_path_factory.mktemp("nginx"))
     yield running
     stop_nginx(running)
@@ -367,6 +254,7 @@ def test_a_page_open_fits_the_request_limits_sizing(browser, proxy):
 @pytest.fixture(scope="module")
 def default_proxy(replicas, tmp_path_factory) -> Iterator[Proxy]:
     """nginx with the config compose runs (no X-Upstream), in front of the same replicas."""
+    installed(nginx_path)
     running = start_nginx(
         [address(s) for s in replicas], tmp_path_factory.mktemp("nginx-default"),
         expose_upstream=False,
