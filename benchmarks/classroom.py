@@ -43,22 +43,20 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
+import tempfile
 import threading
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-import websockets  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-
-from lessons.registry import available_pages  # noqa: E402
-from tests.e2e.conftest import start_server, stop_server  # noqa: E402
+from lessons.registry import available_pages
+from testing.nginx import start_nginx, stop_nginx
+from testing.servers import address, start_replica, start_server, stop_server
 
 DONE = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
 RERUN_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
@@ -388,12 +386,7 @@ async def _burst(base: str, page_name: str, sessions: int) -> tuple[float, list[
 async def measure_replicas(slugs: list[str], sessions: int, count: int) -> None:
     """Throughput of one replica alone, then of ``count`` replicas behind nginx (the config of
     deploy/nginx_conf.py, sticky by cookie), for the same burst of ``sessions`` at once."""
-    import tempfile
-
-    from tests.e2e.test_replicas import COOKIE_SECRET, address, start_nginx, stop_nginx
-
-    env = {"STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET}
-    servers = [start_server(f"classroom-replica-{i}", env=env) for i in range(count)]
+    servers = [start_replica(f"classroom-replica-{i}") for i in range(count)]
     proxy = None
     try:
         proxy = start_nginx([address(s) for s in servers], Path(tempfile.mkdtemp()))

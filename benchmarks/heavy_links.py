@@ -42,8 +42,7 @@ LINKS: dict[str, tuple[str, dict[str, str]]] = {
 MAXED = ("home", "indexing", "batchnorm", "warp", "saliency", "flow", "memory")
 
 CHILD = r"""
-import json, resource, sys, time
-sys.path.insert(0, {root!r})  # a child script run from a temporary file
+import json, resource, time
 from streamlit.testing.v1 import AppTest
 from testing.apptest import switch_to
 slug, params, timeout, maxed = {slug!r}, {params!r}, {timeout!r}, {maxed!r}
@@ -97,7 +96,7 @@ print(json.dumps({{
 
 def run_link(slug: str, params: dict[str, str], *, maxed: bool, timeout: float) -> dict:
     code = CHILD.format(root=str(ROOT), slug=slug, params=params, timeout=timeout, maxed=maxed)
-    try:
+    try:  # `python -c` puts its working directory, the repository root, first on sys.path
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=timeout + 120, cwd=ROOT)  # fmt: skip
     except subprocess.TimeoutExpired:

@@ -30,21 +30,12 @@ import asyncio
 import os
 import re
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from lessons.registry import available_pages  # noqa: E402
-from tests.e2e.conftest import (  # noqa: E402
-    CHROMIUM_FLAGS,
-    chromium_path,
-    start_server,
-    stop_server,
-)
+from lessons.registry import available_pages
+from testing.browser import launch_options
+from testing.servers import start_server, stop_server
 
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 LOAD_TIMEOUT_MS = 240_000
@@ -470,9 +461,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"server {base}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
     try:
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS
-            )
+            browser = await playwright.chromium.launch(**launch_options())
             if args.sessions > 0:
                 for slug in HEAVIEST:
                     if slug in slugs:
