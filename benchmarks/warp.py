@@ -12,7 +12,11 @@ import cv2
 import numpy as np
 import torch
 
-from lessons.warp import affine as warp
+from lessons.warp.affine import compare_warps
+from lessons.warp.matrix_inputs import matrix_from_params
+from lessons.warp.theta import notes_shift_px
+from lessons.warp.timing import time_warps
+from lessons.warp.validation import INTERPOLATIONS
 
 W, H = 1920, 1080
 
@@ -54,11 +58,11 @@ def accuracy_table() -> None:
         f"  {'shift px':>8s}"
     )
     for name, params in TRANSFORMS.items():
-        M = warp.matrix_from_params(**params, center=(159.5, 119.5))
-        shift = float(np.hypot(*warp.notes_shift_px(M)))
+        M = matrix_from_params(**params, center=(159.5, 119.5))
+        shift = float(np.hypot(*notes_shift_px(M)))
         for align in (False, True):
-            good = warp.compare_warps(img, M, dsize, align_corners=align).errors
-            bad = warp.compare_warps(img, M, dsize, align_corners=align, notes=True).errors
+            good = compare_warps(img, M, dsize, align_corners=align).errors
+            bad = compare_warps(img, M, dsize, align_corners=align, notes=True).errors
             print(
                 f"{name:42s} {str(align):>5s}  {good.mean_interior:9.4f} / {good.max_interior:4.0f}"
                 f"  {bad.mean_interior:8.3f} / {bad.max_interior:4.0f}  {shift:8.3f}"
@@ -67,7 +71,7 @@ def accuracy_table() -> None:
 
 def timing_table(repeats: int) -> None:
     img = test_image(H, W)
-    M = warp.matrix_from_params(30, 1.3, 0.1, 0, 20, -10, center=((W - 1) / 2, (H - 1) / 2))
+    M = matrix_from_params(30, 1.3, 0.1, 0, 20, -10, center=((W - 1) / 2, (H - 1) / 2))
     devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     print(
         f"\nTiming at {W}x{H} -> {W}x{H}, uint8 RGB, median of {repeats} "
@@ -78,9 +82,9 @@ def timing_table(repeats: int) -> None:
         f"{'kernel ms':>10s} {'e2e/cv2':>8s}"
     )
     for device in devices:
-        for mode in warp.INTERPOLATIONS:
+        for mode in INTERPOLATIONS:
             for padding in ("zeros", "reflection"):
-                t = warp.time_warps(
+                t = time_warps(
                     img,
                     M,
                     (W, H),

@@ -16,7 +16,9 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from core.images import load_sample
-from lessons.warp import affine as warp
+from lessons.warp.affine import compare_warps, warp_affine
+from lessons.warp.matrix_inputs import matrix_from_params
+from lessons.warp.validation import INTERPOLATIONS, PADDING_MODES
 from testing.apptest import switch_to
 from tests.app import conftest
 
@@ -187,7 +189,7 @@ def test_every_mode(page):
     at = page
     at.slider(key="warp.scale").set_value(0.6).run()  # shows plenty of padding
     for mode, padding, align in itertools.product(
-        warp.INTERPOLATIONS, warp.PADDING_MODES, (False, True)
+        INTERPOLATIONS, PADDING_MODES, (False, True)
     ):
         at.selectbox(key="warp.mode").select(mode)
         at.selectbox(key="warp.padding").select(padding)
@@ -268,11 +270,11 @@ def test_snippet_runs_and_matches_page(page, notes, capsys):
     assert "interior |grid_sample - cv2.warpAffine|" in capsys.readouterr().out
     img = load_sample("chelsea.png").rgb
     np.testing.assert_array_equal(namespace["img"], img)
-    M = warp.matrix_from_params(
+    M = matrix_from_params(
         -40.0, 1.0, tx=0.1 * img.shape[1], center=((img.shape[1] - 1) / 2, (img.shape[0] - 1) / 2)
     )
     np.testing.assert_allclose(namespace["M"], M, atol=1e-12)
-    expected = warp.compare_warps(img, M, (img.shape[1], img.shape[0]), mode="bicubic", notes=notes)
+    expected = compare_warps(img, M, (img.shape[1], img.shape[0]), mode="bicubic", notes=notes)
     np.testing.assert_array_equal(namespace["out"], expected.warped)
 
 
@@ -379,7 +381,7 @@ def test_grid_hover_and_live_matrices(page):
     # M^-1 (0, 0), which the hover shows to 2 decimals.
     img = load_sample("chelsea.png").rgb
     h, w = img.shape[:2]
-    M = warp.matrix_from_params(30.0, 1.0, center=((w - 1) / 2, (h - 1) / 2))
+    M = matrix_from_params(30.0, 1.0, center=((w - 1) / 2, (h - 1) / 2))
     x, y = np.linalg.solve(M[:, :2], -M[:, 2])
     assert f"output (0, 0) ← input ({x:.2f}, {y:.2f})" in hover
     n_src = [f for f in formulas(at) if "N_{src} =" in f]
@@ -396,18 +398,18 @@ def size_caption(at) -> str:
 
 
 def test_half_with_identity_is_the_top_left_crop(page):
-    """Issue 11 §2: with theta recomputed from the output size, 'Half (shrink)' with the
-    identity is exactly the top-left crop, not a denser sampling."""
+    """With theta recomputed from the output size, 'Half (shrink)' with the identity is
+    exactly the top-left crop, not a denser sampling."""
     at = page
     at.slider(key="warp.angle").set_value(0.0).run()
     at.radio(key="warp.size_mode").set_value("Half (shrink)").run()
     assert not at.exception and not at.error
     img = load_sample("chelsea.png").rgb
     assert np.array_equal(
-        warp.matrix_from_params(0.0, 1.0, center=((img.shape[1] - 1) / 2, (img.shape[0] - 1) / 2)),
+        matrix_from_params(0.0, 1.0, center=((img.shape[1] - 1) / 2, (img.shape[0] - 1) / 2)),
         np.eye(2, 3),
     )
-    out = warp.warp_affine(img, np.eye(2, 3), (226, 150))
+    out = warp_affine(img, np.eye(2, 3), (226, 150))
     np.testing.assert_array_equal(out, img[:150, :226])
     caption = size_caption(at)
     assert "denser" not in caption and "only changes how densely" not in caption
@@ -438,7 +440,7 @@ def test_notes_callout_on_size_is_drawn_when_opened(page):
 
 
 # ------------------------------------------------------------------------------------------
-# Issue 12: picture first, legible labels, alt text, a difference map that fills its axes
+# Picture first, legible labels, alt text, a difference map that fills its axes
 # ------------------------------------------------------------------------------------------
 
 
@@ -448,7 +450,7 @@ def chart_spec(at, key: str) -> dict:
 
 
 def test_every_image_and_chart_has_alt_text(page):
-    """axe-core's critical image-alt: the two warped images had no alt attribute."""
+    """axe-core's critical image-alt rule: both warped images and every chart carry alt text."""
     at = page
     alts = [img.alt for element in at.image for img in element.proto.imgs]
     assert len(alts) == 2 and all(alt.strip() for alt in alts)
@@ -458,8 +460,8 @@ def test_every_image_and_chart_has_alt_text(page):
 
 
 def test_labels_fit_with_details_in_help(page):
-    """The notes' toggle and the interior metric were cut off at 1280 px: short labels, the
-    rest in help."""
+    """The notes' toggle and the interior metric keep short labels, so they are not cut off at
+    1280 px; the rest is in their help."""
     at = page
     toggle = at.toggle(key="warp.notes")
     assert len(toggle.label) <= 16 and "affine2theta" in toggle.help
@@ -470,8 +472,8 @@ def test_labels_fit_with_details_in_help(page):
 
 @pytest.mark.parametrize(("size", "aspect"), [(None, 300 / 451), ((400, 100), 100 / 400)])
 def test_difference_map_fills_its_axes(page, size, aspect):
-    """The |Δ| map sat small inside a fixed 320 px box: its axes now hug the picture
-    (constrain='domain') and the chart's height follows the output's aspect ratio."""
+    """The |Δ| map's axes hug the picture (constrain='domain') and the chart's height follows
+    the output's aspect ratio, so the map does not sit small inside a fixed box."""
     at = page
     if size is not None:
         at.radio(key="warp.size_mode").set_value("Custom").run()
@@ -502,7 +504,7 @@ def test_difference_map_is_pooled_for_the_browser(page):
 
 
 # ------------------------------------------------------------------------------------------
-# Lesson links (issue 14): every control is in the URL, and a link opens the same computed view
+# Lesson links: every control is in the URL, and a link opens the same computed view
 # ------------------------------------------------------------------------------------------
 
 
@@ -619,8 +621,8 @@ def test_matrix_link(text, kept):
 
 
 def test_controls_keep_their_values_across_a_page_switch(page):
-    """ui/state.py is gone: persist_state keeps every section's controls through a visit to
-    another page, including those a choice hides (the other ways to define M)."""
+    """persist_state keeps every section's controls through a visit to another page,
+    including those a choice hides (the other ways to define M)."""
     at = page
     for kind, key, value in [
         ("slider", "warp.angle", -60.0),
@@ -672,7 +674,7 @@ def test_longest_link_fits(page):
     assert len(f"http://localhost:8501/warp?{urlencode(params)}") < 2000
 
 
-# The ready-made lessons for this page (issue 14): query string -> the text that proves it.
+# The ready-made lessons for this page: query string -> the text that proves it.
 LESSONS = {
     # The notes' affine2theta is half a pixel off with align_corners=False: 0.36 px at 30°, ×1.3.
     "warp.notes=true&warp.scale=1.3": "|shift| = 0.360 px",
@@ -692,7 +694,7 @@ def test_lesson_link_shows_its_point(query):
 
 
 # ------------------------------------------------------------------------------------------
-# Issue 15: the page in Chinese (the values and the computation stay the same)
+# The page in Chinese (the values and the computation stay the same)
 # ------------------------------------------------------------------------------------------
 
 
