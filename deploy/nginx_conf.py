@@ -1,8 +1,8 @@
 """The nginx config that puts several Streamlit replicas behind one address, with sticky sessions.
 
 One source of truth: ``deploy/nginx.conf`` (mounted by ``deploy/docker-compose.yml``) is
-``compose_config()``, and ``tests/e2e/test_replicas.py`` runs ``render`` for replicas on local
-ports. After editing this file, regenerate the checked-in config (a test compares the two)::
+``compose_config()``, and ``testing/nginx.py`` runs ``render`` for replicas on local ports (the
+replica tests and ``benchmarks/classroom.py``). After editing this file, regenerate the checked-in config (a test compares the two)::
 
     python deploy/nginx_conf.py > deploy/nginx.conf
 
