@@ -2,7 +2,8 @@
 
 One source of truth: ``deploy/nginx.conf`` (mounted by ``deploy/docker-compose.yml``) is
 ``compose_config()``, and ``testing/nginx.py`` runs ``render`` for replicas on local ports (the
-replica tests and ``benchmarks/classroom.py``). After editing this file, regenerate the checked-in config (a test compares the two)::
+replica tests and ``benchmarks/classroom.py``). After editing this file, regenerate the
+checked-in config (a test compares the two)::
 
     python deploy/nginx_conf.py > deploy/nginx.conf
 
