@@ -7,8 +7,9 @@ Module map (each imports only the ones above it, and only ``page.py`` imports St
   checks whose ``ValueError`` says why an input is refused.
 - ``cost.py``: what one view costs the page, and the top-left corner shown while a costly view
   waits for a click.
-- ``theta.py``: ``M`` to ``theta = N_src M^-1 N_dst^-1`` and back, the notes' ``affine2theta``,
-  the matrices the page prints.
+- ``theta.py``: ``M`` to ``theta = N_src M^-1 N_dst^-1`` and back (``theta_to_affine``, which
+  shows the matrix the notes' theta really applies), the notes' ``affine2theta``, the matrices
+  the page prints.
 - ``matrix_inputs.py``: the three ways to define ``M`` (sliders, typed entries, point pairs).
 - ``sampling.py``: where grid_sample reads each output pixel, next to where OpenCV reads it.
 - ``affine.py``: the two warps and the flag mapping between them, ``compare_warps`` (everything

@@ -161,6 +161,27 @@ def normalization_caption(
     return T(template, src_w=src_size[0], src_h=src_size[1], w=dsize[0], h=dsize[1])
 
 
+def applied_m_caption(result: WarpComparison) -> T:
+    """What ``M_θ`` (the notes' theta read back as an OpenCV matrix, ``matrices.applied_m``)
+    says: with ``align_corners=False`` the same 2x2 part as M and a translation moved by
+    ``(dx, dy)`` destination pixels; with ``align_corners=True`` a rescaled M."""
+    mats = result.matrices
+    if mats.align_corners:
+        return T(
+            "M_θ = (N_src⁻¹·θ·N_dst)⁻¹ is the notes' theta read back as an OpenCV matrix: the "
+            "warp it really applies. With align_corners=True its 2/W rescales M about the "
+            "top-left pixel instead of shifting it."
+        )
+    dx, dy = mats.applied_m[:, 2] - mats.m[:, 2]
+    return T(
+        "M_θ = (N_src⁻¹·θ·N_dst)⁻¹ is the notes' theta read back as an OpenCV matrix: the "
+        "warp it really applies. Its 2×2 part A is M's; its translation is off by "
+        "({dx:+.3f}, {dy:+.3f}) px = A·(½, ½) − (½, ½).",
+        dx=float(dx),
+        dy=float(dy),
+    )
+
+
 def why_inverse(theta: np.ndarray) -> T:
     """Why theta needs M's inverse and two normalizations, with ``theta[0, 2]`` ((2, 3) theta)
     read out."""

@@ -268,9 +268,11 @@ def matrices_tab(case: WarpCase, result: WarpComparison, src_size: tuple[int, in
     shown = [(r"N_{src}", mats.n_src), (r"M^{-1}", mats.m_inv), (r"N_{dst}", mats.n_dst),
              (r"\theta", mats.theta), (r"M", mats.m)]  # fmt: skip
     if case.notes:
-        shown.append((r"\theta_{correct}", mats.correct_theta))
+        shown += [(r"\theta_{correct}", mats.correct_theta), (r"M_{\theta}", mats.applied_m)]
     for name, value in shown:
         st.markdown(theta.matrix_markdown(name, value))
+    if case.notes:
+        st.caption(tr(captions.applied_m_caption(result)))
     with st.expander(_("Why the inverse, and why normalize?")):
         st.markdown(tr(captions.why_inverse(mats.theta)))
 

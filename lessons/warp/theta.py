@@ -178,6 +178,12 @@ class AffineMatrices:
         n_src, n_dst: (3, 3) pixel -> normalized for the source / output sizes.
         theta: (2, 3) the theta actually used (the notes' one when ``notes`` is True).
         correct_theta: (2, 3) the correct theta; formula: LaTeX of the normalization.
+        applied_m: (2, 3) the OpenCV matrix ``theta`` really applies, read back with
+            :func:`theta_to_affine`: ``m`` itself for the correct theta. For the notes' theta
+            with ``align_corners=False`` it keeps m's 2x2 part ``A`` and moves its translation
+            by ``A (1/2, 1/2) - (1/2, 1/2)`` (destination pixels); with ``align_corners=True``
+            it is ``S_dst M S_src^-1`` with ``S = diag((W - 1) / W, (H - 1) / H)``, a
+            rescaling about the top-left pixel.
     """
 
     m: np.ndarray
@@ -189,6 +195,7 @@ class AffineMatrices:
     align_corners: bool
     notes: bool
     formula: str
+    applied_m: np.ndarray
 
 
 def affine_matrices(
@@ -224,6 +231,7 @@ def affine_matrices(
         align_corners=align_corners,
         notes=notes,
         formula=normalization_formula(align_corners),
+        applied_m=theta_to_affine(used, (sh, sw), (dh, dw), align_corners) if notes else m,
     )
 
 

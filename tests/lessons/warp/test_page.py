@@ -65,6 +65,7 @@ def test_default_view(page):
     assert len(formulas(at)) >= 7  # formula, normalization and N_src, M^-1, N_dst, theta, M
     assert any("size is the output grid" in c.value for c in at.caption)
     assert at.success  # "Correct theta: the two paths agree ..."
+    assert not any(r"M_{\theta}" in f for f in formulas(at))  # shown with the notes' theta
 
 
 def test_sliders_define_the_transform(page):
@@ -218,6 +219,10 @@ def test_notes_toggle_shows_the_error(page, align_corners):
     else:
         assert "2/(W−1)" in text
     assert any("theta_{correct}" in f for f in formulas(at))
+    # the notes' theta read back as the OpenCV matrix it really applies
+    assert any(r"M_{\theta}" in f for f in formulas(at))
+    (read_back,) = [c.value for c in at.caption if "read back as an OpenCV matrix" in c.value]
+    assert ("2×2 part A is M's" in read_back) is not align_corners
 
 
 def test_grayscale_sample(page):

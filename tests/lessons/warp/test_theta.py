@@ -10,13 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lessons.warp.affine import compare_warps, warp_affine_cv2
 from lessons.warp.theta import (
+    affine_matrices,
     affine_to_theta,
     normalization_matrix,
     notes_shift_px,
     theta_to_affine,
 )
-from tests.lessons.warp.cases import matrices, random_matrix, sides
+from lessons.warp.validation import homogeneous
+from tests.lessons.warp.cases import interior, matrices, random_matrix, sides, smooth_image
 
 
 @settings(max_examples=60, deadline=None)
@@ -53,3 +56,24 @@ def test_notes_shift_matches_facts():
     M = cv2.getRotationMatrix2D((4, 4), 30, 1.3)
     assert math.hypot(*notes_shift_px(M)) == pytest.approx(0.36, abs=0.005)
     assert notes_shift_px(np.array([[1.0, 0, 3], [0, 1, -2]])) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_applied_m_is_the_warp_the_notes_theta_really_does(align_corners):
+    """theta_to_affine reads the notes' theta back as an OpenCV matrix (the page's M_θ):
+    cv2.warpAffine with it gives the notes' grid_sample warp."""
+    M = cv2.getRotationMatrix2D((20, 15), 30, 1.3)
+    (sh, sw), (dh, dw) = (30, 45), (25, 38)
+    correct = affine_matrices(M, (sh, sw), (dh, dw), align_corners)
+    np.testing.assert_array_equal(correct.applied_m, M)
+    applied = affine_matrices(M, (sh, sw), (dh, dw), align_corners, notes=True).applied_m
+    if align_corners:  # rescaled about the top-left pixel: S_dst M S_src^-1
+        s_src, s_dst = (np.diag([(w - 1) / w, (h - 1) / h, 1]) for w, h in ((sw, sh), (dw, dh)))
+        expected = (s_dst @ homogeneous(M) @ np.linalg.inv(s_src))[:2]
+    else:  # M's 2x2 part; the translation off by half a pixel passed through M
+        expected = M + np.c_[np.zeros((2, 2)), -M[:, :2] @ notes_shift_px(M)]
+        np.testing.assert_allclose(applied[:, 2] - M[:, 2], M[:, :2] @ [0.5, 0.5] - 0.5)
+    np.testing.assert_allclose(applied, expected, atol=1e-9)
+    img = smooth_image(sh, sw)
+    notes_warp = compare_warps(img, M, (dw, dh), align_corners=align_corners, notes=True).warped
+    assert interior(notes_warp, warp_affine_cv2(img, applied, (dw, dh))).max() <= 2
