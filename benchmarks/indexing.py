@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from lessons.indexing import tracing as ix
+from lessons.indexing import cases, presets, tracing
 from lessons.indexing.figures import trace_figures
 
 
@@ -34,13 +34,13 @@ def main() -> None:
         index = torch.randint(0, shape[dim], shape)
         src = torch.randint(0, 10, shape)
         bare_g = median_ms(lambda x=x, d=dim, i=index: torch.gather(x, d, i))
-        traced_g = median_ms(lambda x=x, d=dim, i=index: ix.trace_gather(x, d, i))
+        traced_g = median_ms(lambda x=x, d=dim, i=index: tracing.trace_gather(x, d, i))
         bare_s = median_ms(lambda x=x, d=dim, i=index, s=src: x.clone().scatter_(d, i, s))
-        traced_s = median_ms(lambda x=x, d=dim, i=index, s=src: ix.trace_scatter(x, d, i, s))
+        traced_s = median_ms(lambda x=x, d=dim, i=index, s=src: tracing.trace_scatter(x, d, i, s))
         items = (slice(None), torch.tensor([0, 2, 1, 0]))
         bare_i = median_ms(lambda x=x, it=items: x[it])
-        traced_i = median_ms(lambda x=x, it=items: ix.trace_index(x, it))
-        trace = ix.trace_scatter(x, dim, index, src)
+        traced_i = median_ms(lambda x=x, it=items: tracing.trace_index(x, it))
+        trace = tracing.trace_scatter(x, dim, index, src)
         figs = median_ms(lambda t=trace: trace_figures(t), repeat=5)
         name = "x".join(map(str, shape))
         rows += [
@@ -50,8 +50,8 @@ def main() -> None:
             (f"figures (4 charts) {name}", None, figs),
         ]
     page = median_ms(
-        lambda: ix.run_case(
-            "scatter", ix.PRESETS[1].first, ix.PRESETS[1].index, ix.PRESETS[1].src, 0
+        lambda: cases.run_case(
+            "scatter", presets.PRESETS[1].first, presets.PRESETS[1].index, presets.PRESETS[1].src, 0
         ),
         repeat=20,
     )

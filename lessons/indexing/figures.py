@@ -4,7 +4,7 @@ A colour per *source* cell: the output cell takes the colour of the cell its val
 so a glance shows the wiring. Collisions (several scatter writes into one cell) get a dashed
 red frame and an ``×n`` tag; the cells behind a clicked output element get a thick frame.
 Every cell carries its full position in ``customdata`` (read back by
-:func:`lessons.indexing.tracing.position_from_selection`). Pure: no Streamlit.
+:func:`lessons.indexing.explanation.position_from_selection`). Pure: no Streamlit.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import torch
 from plotly import colors as pcolors
 
 from core.text import N_
-from lessons.indexing.tracing import Pos, Trace, format_value
+from lessons.indexing.parsing import Pos, format_value
+from lessons.indexing.tracing import Trace
 
 
 def _english(message: str) -> str:
@@ -153,123 +154,171 @@ def tensor_figure(
     """
     shape = tuple(int(s) for s in t.shape)
     colors = colors or {}
-    marks = marks or {}
-    highlight = set(highlight)
     n_slices, rows, cols = _grid(shape)
     values = t.detach().cpu()
     n_ids = max([0, *colors.values()])
-    scale = _colorscale(n_ids)
     gap = 0.04 if n_slices > 1 else 0.0
     width = (1.0 - gap * (n_slices - 1)) / n_slices
     data: list[dict] = []
-    shapes: list[dict] = []
+    frames: list[dict] = []
     annotations: list[dict] = []
     layout: dict = {}
     for s in range(n_slices):
         axis = "" if s == 0 else str(s + 1)
         x0 = s * (width + gap)
-        z, text, custom = [], [], []
-        xs, ys, cd, hover = [], [], [], []
-        for r in range(rows):
-            zr, tr, cr = [], [], []
-            for c in range(cols):
-                pos = _pos(shape, s, r, c)
-                v = values[pos].item() if pos else values.item()
-                label = format_value(v)
-                if pos in marks:
-                    label += f"<br><b>{marks[pos]}</b>"
-                zr.append(colors.get(pos, 0))
-                tr.append(label)
-                cr.append(str(list(pos)))
-                xs.append(c)
-                ys.append(r)
-                cd.append(list(pos))
-                hover.append(format_value(v))
-                box = {
-                    "type": "rect",
-                    "xref": f"x{axis}",
-                    "yref": f"y{axis}",
-                    "x0": c - 0.5,
-                    "x1": c + 0.5,
-                    "y0": r - 0.5,
-                    "y1": r + 0.5,
-                }
-                if pos in marks:
-                    shapes.append({**box, "line": {"color": COLLISION, "width": 2, "dash": "dash"}})
-                if pos in highlight:
-                    shapes.append({**box, "line": {"color": HIGHLIGHT, "width": 4}})
-            z.append(zr)
-            text.append(tr)
-            custom.append(cr)
-        data.append(
-            {
-                "type": "heatmap",
-                "xaxis": f"x{axis}",
-                "yaxis": f"y{axis}",
-                "z": z,
-                "text": text,
-                "customdata": custom,
-                "texttemplate": "%{text}",
-                "textfont": {"size": CELL_TEXT_PX, "color": "#111"},
-                "colorscale": scale,
-                "zmin": -0.5,
-                "zmax": n_ids + 0.5,
-                "showscale": False,
-                "xgap": 2,
-                "ygap": 2,
-                "hovertemplate": f"{title}%{{customdata}} = %{{text}}<extra></extra>",
-            }
-        )
+        cells = _slice_cells(values, shape, s, colors, marks or {}, set(highlight))
+        frames += cells.frames
+        data.append(_heatmap(axis, cells, _colorscale(n_ids), n_ids, title))
         if clickable:
-            invisible = {"opacity": 0.01}
-            # one invisible bar per cell covers the whole cell, so a click anywhere in it selects
-            # the cell (the markers below only cover a CELL_PX - 8 square at its centre)
-            data.append(
-                {
-                    "type": "bar",
-                    "xaxis": f"x{axis}",
-                    "yaxis": f"y{axis}",
-                    "x": xs,
-                    "y": [1] * len(ys),
-                    "base": [y - 0.5 for y in ys],
-                    "width": 1.0,
-                    "customdata": cd,
-                    "hovertext": hover,
-                    "marker": {"color": "#000", "line": {"width": 0}, **invisible},
-                    "selected": {"marker": invisible},
-                    "unselected": {"marker": invisible},
-                    "hovertemplate": gettext(N_("{cell} = {value}: click to explain")).format(
-                        cell=f"{title}%{{customdata}}", value="%{hovertext}"
-                    )
-                    + "<extra></extra>",
-                    "showlegend": False,
-                }
-            )
-            data.append(
-                {
-                    "type": "scatter",
-                    "xaxis": f"x{axis}",
-                    "yaxis": f"y{axis}",
-                    "x": xs,
-                    "y": ys,
-                    "customdata": cd,
-                    "mode": "markers",
-                    "marker": {
-                        "symbol": "square",
-                        "size": CELL_PX - 8,
-                        "color": "#000",
-                        **invisible,
-                    },
-                    "selected": {"marker": invisible},
-                    "unselected": {"marker": invisible},
-                    "hovertemplate": gettext(N_("click: explain {cell}")).format(
-                        cell="out%{customdata}"
-                    )
-                    + "<extra></extra>",
-                    "showlegend": False,
-                }
-            )
-        layout[f"xaxis{axis}"] = {
+            data += _click_targets(axis, cells, title, gettext)
+        layout.update(
+            _slice_axes(axis, x0, width, rows, cols, show_rows=len(shape) >= 2 and s == 0)
+        )
+        if len(shape) == 3:
+            annotations.append(_slice_label(s, x0 + width / 2))
+    layout.update(_figure_layout(title, shape, t.dtype, rows, frames, annotations))
+    return go.Figure(data=data, layout=layout)
+
+
+@dataclass
+class _SliceCells:
+    """One 2-D slice of a tensor as a heatmap's rows (``z``: colour ids, ``text``: the printed
+    values, ``custom``: positions as text) and as flat per-cell lists for the click layers
+    (``xs``, ``ys``, ``positions``, ``hover``), plus the frames drawn around cells."""
+
+    z: list[list[int]]
+    text: list[list[str]]
+    custom: list[list[str]]
+    xs: list[int]
+    ys: list[int]
+    positions: list[list[int]]
+    hover: list[str]
+    frames: list[dict]
+
+
+def _slice_cells(
+    values: torch.Tensor,
+    shape: tuple[int, ...],
+    s: int,
+    colors: Mapping[Pos, int],
+    marks: Mapping[Pos, str],
+    highlight: set[Pos],
+) -> _SliceCells:
+    """The cells of slice ``s`` of ``values`` (shape ``shape``), framed where marked (dashed
+    red) or highlighted (black)."""
+    _, rows, cols = _grid(shape)
+    axis = "" if s == 0 else str(s + 1)
+    cells = _SliceCells([], [], [], [], [], [], [], [])
+    for r in range(rows):
+        zr, tr, cr = [], [], []
+        for c in range(cols):
+            pos = _pos(shape, s, r, c)
+            v = values[pos].item() if pos else values.item()
+            label = format_value(v)
+            if pos in marks:
+                label += f"<br><b>{marks[pos]}</b>"
+            zr.append(colors.get(pos, 0))
+            tr.append(label)
+            cr.append(str(list(pos)))
+            cells.xs.append(c)
+            cells.ys.append(r)
+            cells.positions.append(list(pos))
+            cells.hover.append(format_value(v))
+            box = {
+                "type": "rect",
+                "xref": f"x{axis}",
+                "yref": f"y{axis}",
+                "x0": c - 0.5,
+                "x1": c + 0.5,
+                "y0": r - 0.5,
+                "y1": r + 0.5,
+            }
+            if pos in marks:
+                cells.frames.append(
+                    {**box, "line": {"color": COLLISION, "width": 2, "dash": "dash"}}
+                )
+            if pos in highlight:
+                cells.frames.append({**box, "line": {"color": HIGHLIGHT, "width": 4}})
+        cells.z.append(zr)
+        cells.text.append(tr)
+        cells.custom.append(cr)
+    return cells
+
+
+def _heatmap(
+    axis: str, cells: _SliceCells, scale: list[list[float | str]], n_ids: int, title: str
+) -> dict:
+    """The coloured cells of one slice, each with its value printed."""
+    return {
+        "type": "heatmap",
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "z": cells.z,
+        "text": cells.text,
+        "customdata": cells.custom,
+        "texttemplate": "%{text}",
+        "textfont": {"size": CELL_TEXT_PX, "color": "#111"},
+        "colorscale": scale,
+        "zmin": -0.5,
+        "zmax": n_ids + 0.5,
+        "showscale": False,
+        "xgap": 2,
+        "ygap": 2,
+        "hovertemplate": f"{title}%{{customdata}} = %{{text}}<extra></extra>",
+    }
+
+
+def _click_targets(
+    axis: str, cells: _SliceCells, title: str, gettext: Callable[[str], str]
+) -> list[dict]:
+    """Invisible bars and markers over the cells of one slice, so that a click selects a cell
+    (a heatmap reports no selection); each carries its position as customdata."""
+    invisible = {"opacity": 0.01}
+    # one invisible bar per cell covers the whole cell, so a click anywhere in it selects
+    # the cell (the markers below only cover a CELL_PX - 8 square at its centre)
+    bars = {
+        "type": "bar",
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "x": cells.xs,
+        "y": [1] * len(cells.ys),
+        "base": [y - 0.5 for y in cells.ys],
+        "width": 1.0,
+        "customdata": cells.positions,
+        "hovertext": cells.hover,
+        "marker": {"color": "#000", "line": {"width": 0}, **invisible},
+        "selected": {"marker": invisible},
+        "unselected": {"marker": invisible},
+        "hovertemplate": gettext(N_("{cell} = {value}: click to explain")).format(
+            cell=f"{title}%{{customdata}}", value="%{hovertext}"
+        )
+        + "<extra></extra>",
+        "showlegend": False,
+    }
+    markers = {
+        "type": "scatter",
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "x": cells.xs,
+        "y": cells.ys,
+        "customdata": cells.positions,
+        "mode": "markers",
+        "marker": {"symbol": "square", "size": CELL_PX - 8, "color": "#000", **invisible},
+        "selected": {"marker": invisible},
+        "unselected": {"marker": invisible},
+        "hovertemplate": gettext(N_("click: explain {cell}")).format(cell="out%{customdata}")
+        + "<extra></extra>",
+        "showlegend": False,
+    }
+    return [bars, markers]
+
+
+def _slice_axes(
+    axis: str, x0: float, width: float, rows: int, cols: int, *, show_rows: bool
+) -> dict[str, dict]:
+    """The x and y axes of one slice: one tick per column and row, row 0 on top."""
+    return {
+        f"xaxis{axis}": {
             "domain": [x0, x0 + width],
             "anchor": f"y{axis}",
             "tickmode": "array",
@@ -280,8 +329,8 @@ def tensor_figure(
             "zeroline": False,
             "range": [-0.5, cols - 0.5],
             "fixedrange": True,
-        }
-        layout[f"yaxis{axis}"] = {
+        },
+        f"yaxis{axis}": {
             "anchor": f"x{axis}",
             "tickmode": "array",
             "tickvals": list(range(rows)),
@@ -290,30 +339,43 @@ def tensor_figure(
             "showgrid": False,
             "zeroline": False,
             "fixedrange": True,
-            "showticklabels": len(shape) >= 2 and s == 0,
-        }
-        if len(shape) == 3:
-            annotations.append(
-                {
-                    "text": f"[{s}]",
-                    "xref": "paper",
-                    "yref": "paper",
-                    "x": x0 + width / 2,
-                    "y": 1.0,
-                    "yanchor": "bottom",
-                    "showarrow": False,
-                    "font": {"size": CELL_TEXT_PX},
-                }
-            )
-    dtype = str(t.dtype).replace("torch.", "")
-    layout.update(
-        shapes=shapes,
-        annotations=annotations,
-        title={
+            "showticklabels": show_rows,
+        },
+    }
+
+
+def _slice_label(s: int, x: float) -> dict:
+    """The ``[s]`` above slice ``s`` of a 3-D tensor, centred at paper position ``x``."""
+    return {
+        "text": f"[{s}]",
+        "xref": "paper",
+        "yref": "paper",
+        "x": x,
+        "y": 1.0,
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": CELL_TEXT_PX},
+    }
+
+
+def _figure_layout(
+    title: str,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    rows: int,
+    frames: list[dict],
+    annotations: list[dict],
+) -> dict:
+    """The figure's title (shape and dtype as its subtitle), size and interaction settings."""
+    extra = 16 if len(shape) == 3 else 0  # room for the slice labels
+    return {
+        "shapes": frames,
+        "annotations": annotations,
+        "title": {
             "text": title,
             "font": {"size": TITLE_PX},
             "subtitle": {
-                "text": f"{shape} {dtype}",
+                "text": f"{shape} {str(dtype).replace('torch.', '')}",
                 "font": {"size": CELL_TEXT_PX, "color": "#333333"},
             },
             # at the top of the figure, so the subtitle stays clear of the column ticks
@@ -322,21 +384,15 @@ def tensor_figure(
             "yanchor": "top",
             "pad": {"t": 4},
         },
-        font={"size": CELL_TEXT_PX},
-        height=TOP_MARGIN_PX + 30 + CELL_PX * rows + (16 if len(shape) == 3 else 0),
-        margin={
-            "l": 30,
-            "r": 10,
-            "t": TOP_MARGIN_PX + (16 if len(shape) == 3 else 0),
-            "b": 30,
-        },
-        dragmode=False,
-        barmode="overlay",
-        clickmode="event+select",
-        plot_bgcolor="white",
-        showlegend=False,
-    )
-    return go.Figure(data=data, layout=layout)
+        "font": {"size": CELL_TEXT_PX},
+        "height": TOP_MARGIN_PX + 30 + CELL_PX * rows + extra,
+        "margin": {"l": 30, "r": 10, "t": TOP_MARGIN_PX + extra, "b": 30},
+        "dragmode": False,
+        "barmode": "overlay",
+        "clickmode": "event+select",
+        "plot_bgcolor": "white",
+        "showlegend": False,
+    }
 
 
 def trace_figure(
@@ -420,6 +476,26 @@ def figure_rows(
         else:
             rows.append([item])
     return rows
+
+
+def row_weights(row: list[tuple[str, int]], n_rows: int, *, budget: int = ROW_UNITS) -> list[int]:
+    """The column weights of one row of :func:`figure_rows`: each picture's units, plus an empty
+    column that pads the row to ``budget`` when there are several rows (equal cells on screen)."""
+    used = sum(units for _, units in row)
+    pad = budget - used if n_rows > 1 and used < budget else 0
+    return [units for _name, units in row] + ([pad] if pad else [])
+
+
+def picture_shapes(trace: Trace) -> dict[str, tuple[int, ...]]:
+    """The pictures of ``trace`` in drawing order, by name, with their tensors' shapes: the
+    operands (a scalar ``src`` is no picture: the page names its value) and then ``"out"``."""
+    shapes = {
+        name: tuple(t.shape)
+        for name, t in trace.operands.items()
+        if not (name == "src" and trace.scalar_src)
+    }
+    shapes["out"] = tuple(trace.result.shape)
+    return shapes
 
 
 #: Phones and tablets. Plotly (as Streamlit 1.67 ships it) selects a tapped point from the

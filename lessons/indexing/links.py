@@ -7,7 +7,7 @@ puts every lesson's links together, in menu order.
 from __future__ import annotations
 
 from core.text import N_
-from lessons.indexing.tracing import PRESETS_BY_KEY
+from lessons.indexing.presets import PRESETS_BY_KEY
 from lessons.registry import LessonLink
 
 

@@ -1,307 +1,254 @@
-"""The notes' indexing pitfalls, run live: one tab per demo (issue 11, section 5).
+"""The "More pitfalls from the notes" tab as data: a tab per :mod:`lessons.indexing.pitfalls` demo.
 
-:func:`render_notes_demos` draws, for each demo of :mod:`lessons.indexing.pitfalls`, where it
-comes from in the notes, the snippet, what it printed or raised just now, and the verdict
-read from that run; the "notes say / PyTorch today does" callouts sit in the tab they belong
-to. Widget keys start with ``indexing.notes_demos.``; every value widget and the demo tabs are
-bound to the URL (:data:`ui.links.BOUND`), so a link can open one demo with its choices.
+Each :class:`NotesTab` names its tab, the sentence under it, the demo function it runs, the
+choices a visitor makes for it (:class:`Choice`, whose options and label may follow the
+choices before it, as the view vs reshape menus do) and the notes callouts drawn at its end;
+the page draws every tab from these, with :func:`source_caption`, :func:`metrics` and
+:func:`closing_caption` for what it shows around the demo's run. Widget keys start with
+:data:`KEY`; every choice and the tab bar are bound to the URL, so a link can open one demo
+with its choices. Pure: no Streamlit.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-import streamlit as st
-
-from core.notes import NotesCallout
-from core.text import N_
+from core.text import N_, T
 from lessons.indexing import pitfalls as ip
-from ui.caching import SHARED_TTL_S, bounded_cache
-from ui.code import localized
-from ui.i18n import _, cite, current_language, tr, translator
-from ui.links import BOUND
-from ui.notes_callout import callouts_of, notes_callout, notes_citation
 
-K = "indexing.notes_demos"
+#: The key every widget of the tab starts with.
+KEY = "indexing.notes_demos"
+#: The sentence under the tab's heading.
+INTRO = N_(
+    "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
+    "raised. Where the notes are wrong or out of date, a box says so."
+)
 
-#: zero_dim_case option -> (tmp_a values, label)
-_ZERO_DIM_CASES: dict[str, tuple[tuple[int, ...], str]] = {
-    "notes": (ip.NOTES_ZERO_DIM_TMP_A, N_("tmp_a[0] occurs once (the notes' case)")),
-    "two_matches": (ip.TWO_MATCHES_TMP_A, N_("tmp_a[0] occurs twice")),
-}
-
-#: new_zeros row -> its label, one catalog message each (a link carries the label).
-_ROW_LABELS = {0: N_("row 0"), 1: N_("row 1"), 2: N_("row 2 (the notes' example)")}
-
+Demo = ip.PitfallDemo | ip.ViewReshapeDemo
+Chosen = Mapping[str, Any]
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:])")
 
 
-def _plain(text: str) -> str:
-    """Escape markdown so a verdict (which quotes torch's messages) shows as written."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+@dataclass(frozen=True)
+class Choice:
+    """A menu (or, with ``radio``, a row of radio buttons) that picks one argument of a demo.
+
+    ``name`` is the widget key after :data:`KEY`. ``label`` (marked text, or code shown as
+    written) and ``options`` may be functions of the choices made before this one, by name.
+    ``labels`` gives each option's text (a mapping or a function); ``arguments`` maps an option
+    to the demo's argument where they differ (the URL carries the option); ``help`` is marked.
+    """
+
+    name: str
+    label: str | Callable[[Chosen], str]
+    options: Sequence[Any] | Callable[[Chosen], Sequence[Any]]
+    labels: Mapping[Any, str] | Callable[[Any], str]
+    arguments: Mapping[Any, Any] = field(default_factory=dict)
+    radio: bool = False
+    help: str = ""
+
+    def label_for(self, chosen: Chosen) -> str:
+        """The label, given the choices made before this one."""
+        return self.label(chosen) if callable(self.label) else self.label
+
+    def options_for(self, chosen: Chosen) -> list[Any]:
+        """The options, given the choices made before this one."""
+        return list(self.options(chosen) if callable(self.options) else self.options)
+
+    def option_label(self, option: Any) -> str:
+        """The text shown for ``option``."""
+        return self.labels(option) if callable(self.labels) else self.labels[option]
+
+    def argument(self, option: Any) -> Any:
+        """The demo's argument for ``option``."""
+        return self.arguments.get(option, option)
 
 
-def _shape_label(shape: tuple[int, ...]) -> str:
+@dataclass(frozen=True)
+class NotesTab:
+    """One tab: its ``label``, the ``caption`` under it, the :mod:`~lessons.indexing.pitfalls`
+    function ``demo`` it runs (with one argument per choice, in order), ``source``: a caption
+    that replaces the usual citation, and the ``callouts`` drawn at its end."""
+
+    label: str
+    caption: str
+    demo: str
+    choices: tuple[Choice, ...] = ()
+    source: str = ""
+    callouts: tuple[str, ...] = ()
+
+    def arguments(self, chosen: Chosen) -> tuple[Any, ...]:
+        """The demo's arguments for the options ``chosen`` (by choice name)."""
+        return tuple(choice.argument(chosen[choice.name]) for choice in self.choices)
+
+
+def shape_label(shape: Sequence[int]) -> str:
+    """``(2, 3, 4)`` -> ``"2x3x4"``."""
     return "x".join(str(d) for d in shape)
 
 
-def _args(values: tuple[int, ...]) -> str:
+def args_text(values: Sequence[int]) -> str:
+    """``(1, 0, 2)`` -> ``"1, 0, 2"``, the arguments of ``permute``/``view`` as written."""
     return ", ".join(str(v) for v in values)
 
 
-# ---------------------------------------------------------------------------------- caching
-# Each demo runs torch once per distinct argument per process; the records are frozen.
+def shape_after_permute(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    """The shape of ``arange(n).reshape(shape).permute(perm)``, which the view and reshape
+    targets are offered for."""
+    return tuple(shape[p] for p in perm)
 
 
-@st.cache_resource(show_spinner=False)
-def _item_demo() -> ip.PitfallDemo:
-    return ip.item_on_empty_demo()
+def _permuted(chosen: Chosen) -> tuple[int, ...]:
+    return shape_after_permute(chosen["view_shape"], chosen["view_perm"])
 
 
-@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
-def _comparison_demo(one_value: int) -> ip.PitfallDemo:
-    return ip.chained_comparison_demo(one_value)
+#: new_zeros row -> its label, one catalog message each (a link carries the label).
+NEW_ZEROS_ROW_LABELS = {0: N_("row 0"), 1: N_("row 1"), 2: N_("row 2 (the notes' example)")}
 
-
-@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
-def _zero_dim_demo(tmp_a: tuple[int, ...]) -> ip.PitfallDemo:
-    return ip.zero_dim_index_demo(tmp_a)
-
-
-@st.cache_resource(show_spinner=False)
-def _view_order_demo() -> ip.PitfallDemo:
-    return ip.view_order_demo()
-
-
-@bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")  # shapes are typed
-def _view_reshape_demo(
-    shape: tuple[int, ...], perm: tuple[int, ...], new_shape: tuple[int, ...]
-) -> ip.ViewReshapeDemo:
-    return ip.view_or_reshape(shape, perm, new_shape)
-
-
-@bounded_cache(max_entries=8, ttl=SHARED_TTL_S, kind="resource")
-def _inplace_demo(variant: str) -> ip.PitfallDemo:
-    return ip.inplace_autograd_demo(variant)
-
-
-@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
-def _new_zeros_demo(row: int) -> ip.PitfallDemo:
-    return ip.new_zeros_demo(row)
-
-
-# ---------------------------------------------------------------------------------- drawing
-
-
-def _verdict_text(verdict: str, parts: tuple[str, ...] = ()) -> str:
-    """A demo's verdict in this session's language, sentence by sentence when it has parts."""
-    if not parts:
-        return tr(verdict)
-    return ("" if current_language() == "zh" else " ").join(tr(p) for p in parts)
-
-
-def _draw_run(code: str, transcript: str, verdict: str, matches_notes: bool | None) -> None:
-    code_col, out_col = st.columns(2)
-    with code_col:
-        st.markdown(_("**Snippet** (runs as-is)"))
-        st.code(localized(code), language="python")
-    with out_col:
-        st.markdown(_("**What it printed just now**"))
-        st.code(transcript or _("(prints nothing)"), language="text", wrap_lines=True)
-    if matches_notes is True:
-        st.success(_plain(verdict), icon=":material/check_circle:")
-    else:
-        st.info(_plain(verdict), icon=":material/science:")
-
-
-def _draw_demo(demo: ip.PitfallDemo) -> None:
-    if demo.verbatim and demo.matches_notes is False:
-        # the notes' own inputs, but today's torch prints something else: not "verbatim"
-        st.caption(
-            _(
-                "From the {ref}: the notes' own inputs; today's output differs from "
-                "what the notes print (see the verdict)."
-            ).format(ref=cite(demo.ref))
-        )
-    else:
-        notes_citation(demo.ref, verbatim=demo.verbatim)
-    verdict = _verdict_text(demo.verdict, demo.verdict_parts)
-    _draw_run(demo.code, demo.transcript, verdict, demo.matches_notes)
-
-
-def _valid_choice(key: str, options: list) -> None:
-    """Forget a kept value that the current options no longer offer (the first one shows)."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
-def _tab_item(callouts: dict[str, NotesCallout]) -> None:
-    st.caption(_("nonzero on a mask with no True gives shape (0, 1); .item() needs one element."))
-    _draw_demo(_item_demo())
-    notes_callout(callouts["item_empty_error"])
-
-
-def _tab_comparison() -> None:
-    st.caption(_("Python chains comparisons with `and`, and `&` binds tighter than `>`."))
-    one_value = st.selectbox(
-        _("One-element tensor `one`"),
-        ip.ONE_VALUES,
-        key=f"{K}.one_value",
-        format_func=lambda v: f"one = torch.tensor([{v}])",
-        help=_("On a one-element tensor the wrong forms do not raise: are they right?"),
-        **BOUND,
-    )
-    _draw_demo(_comparison_demo(int(one_value)))
-
-
-def _tab_zero_dim(callouts: dict[str, NotesCallout]) -> None:
-    st.caption(_("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes."))
-    t = translator()
-    case = st.radio(
-        "tmp_a",
-        list(_ZERO_DIM_CASES),
-        key=f"{K}.zero_dim_case",
-        format_func=lambda c: t(_ZERO_DIM_CASES[c][1]),
-        horizontal=True,
-        **BOUND,
-    )
-    _draw_demo(_zero_dim_demo(_ZERO_DIM_CASES[case][0]))
-    notes_callout(callouts["zero_dim_mask_recipe"])
-
-
-def _tab_view_order() -> None:
-    st.caption(_("view(-1) reads a contiguous tensor row by row; a transposed one needs a copy."))
-    _draw_demo(_view_order_demo())
-
-
-def _tab_view_reshape(callouts: dict[str, NotesCallout]) -> None:
-    st.caption(
-        _(
+TABS: tuple[NotesTab, ...] = (
+    NotesTab(
+        N_(".item() on empty"),
+        N_("nonzero on a mask with no True gives shape (0, 1); .item() needs one element."),
+        "item_on_empty_demo",
+        callouts=("item_empty_error",),
+    ),
+    NotesTab(
+        "0 < a < 2",
+        N_("Python chains comparisons with `and`, and `&` binds tighter than `>`."),
+        "chained_comparison_demo",
+        (
+            Choice(
+                "one_value",
+                N_("One-element tensor `one`"),
+                ip.ONE_VALUES,
+                lambda v: f"one = torch.tensor([{v}])",
+                help=N_("On a one-element tensor the wrong forms do not raise: are they right?"),
+            ),
+        ),
+    ),
+    NotesTab(
+        N_("0-d masks"),
+        N_("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes."),
+        "zero_dim_index_demo",
+        (
+            Choice(
+                "zero_dim_case",
+                "tmp_a",
+                ("notes", "two_matches"),
+                {
+                    "notes": N_("tmp_a[0] occurs once (the notes' case)"),
+                    "two_matches": N_("tmp_a[0] occurs twice"),
+                },
+                {"notes": ip.NOTES_ZERO_DIM_TMP_A, "two_matches": ip.TWO_MATCHES_TMP_A},
+                radio=True,
+            ),
+        ),
+        callouts=("zero_dim_mask_recipe",),
+    ),
+    NotesTab(
+        N_("view(-1) order"),
+        N_("view(-1) reads a contiguous tensor row by row; a transposed one needs a copy."),
+        "view_order_demo",
+    ),
+    NotesTab(
+        N_("view vs reshape"),
+        N_(
             "view never copies: it works when the new shape fits the strides. reshape is a view "
             "when it can be and a copy otherwise (storage pointers compared below)."
-        )
-    )
-    c1, c2, c3 = st.columns(3)
-    shape = c1.selectbox(
-        "x = arange(n).reshape(...)",
-        ip.VIEW_SHAPES,
-        key=f"{K}.view_shape",
-        format_func=_shape_label,
-        **BOUND,
-    )
-    perms = ip.permutations_of(len(shape))
-    _valid_choice(f"{K}.view_perm", perms)
-    perm = c2.selectbox(
-        _("then .permute(...)"),
-        perms,
-        key=f"{K}.view_perm",
-        format_func=lambda p: f"permute({_args(p)})",
-        **BOUND,
-    )
-    permuted = tuple(shape[p] for p in perm)
-    targets = ip.reshape_targets(permuted)
-    _valid_choice(f"{K}.view_target", targets)
-    target = c3.selectbox(
-        _("new shape for the {shape} tensor").format(shape=_shape_label(permuted)),
-        targets,
-        key=f"{K}.view_target",
-        format_func=lambda t: f"view / reshape({_args(t)})",
-        **BOUND,
-    )
-    try:
-        demo = _view_reshape_demo(tuple(shape), tuple(perm), tuple(target))
-    except ValueError as err:
-        st.error(_plain(tr(err)), icon=":material/error:")
-        return
-    verbatim_case = demo.shape == (2, 3, 4) and demo.perm == (1, 0, 2)
-    notes_citation(demo.ref, verbatim=False)
-    m1, m2, m3 = st.columns(3)
-    m1.metric("x.is_contiguous()", str(demo.is_contiguous))
-    m2.metric(f"view({_args(target)})", _("view") if demo.view_ok else _("refused"))
-    m3.metric(
-        f"reshape({_args(target)})",
-        _("view (same storage)") if demo.reshape_shares_storage else _("copy"),
-    )
-    _draw_run(demo.code, demo.run.transcript, tr(demo.verdict), None)
-    if verbatim_case:
-        st.caption(_("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped."))
-    notes_callout(callouts["view_needs_contiguous"])
-    notes_callout(callouts["view_example_never_raises"])
-
-
-def _tab_inplace() -> None:
-    st.caption(
-        _(
+        ),
+        "view_or_reshape",
+        (
+            Choice("view_shape", "x = arange(n).reshape(...)", ip.VIEW_SHAPES, shape_label),
+            Choice(
+                "view_perm",
+                N_("then .permute(...)"),
+                lambda chosen: ip.permutations_of(len(chosen["view_shape"])),
+                lambda perm: f"permute({args_text(perm)})",
+            ),
+            Choice(
+                "view_target",
+                lambda chosen: T(
+                    "new shape for the {shape} tensor", shape=shape_label(_permuted(chosen))
+                ),
+                lambda chosen: ip.reshape_targets(_permuted(chosen)),
+                lambda target: f"view / reshape({args_text(target)})",
+            ),
+        ),
+        callouts=("view_needs_contiguous", "view_example_never_raises"),
+    ),
+    NotesTab(
+        N_("in-place + backward"),
+        N_(
             "Autograd counts in-place changes (tensor._version) and refuses a gradient that "
             "needs an old value. The notes (000:76) suspect += together with slicing; a plain "
             "+= is enough when the op kept its output."
-        )
-    )
-    t = translator()
-    variant = st.selectbox(
-        _("Forward op, then the change"),
-        list(ip.INPLACE_VARIANTS),
-        key=f"{K}.inplace_variant",
-        format_func=lambda v: t(ip.INPLACE_VARIANTS[v][2]),
-        **BOUND,
-    )
-    demo = _inplace_demo(variant)
-    st.caption(
-        _(
+        ),
+        "inplace_autograd_demo",
+        (
+            Choice(
+                "inplace_variant",
+                N_("Forward op, then the change"),
+                tuple(ip.INPLACE_VARIANTS),
+                {key: label for key, (_, _, label) in ip.INPLACE_VARIANTS.items()},
+            ),
+        ),
+        source=T(
             "The error the {ref} quote, which the {ref_000} blame on += with slicing; "
-            "reproduced with a small example of our own."
-        ).format(ref=cite(ip.INPLACE_REF), ref_000=cite(ip.INPLACE_REF_000))
-    )
-    _draw_run(demo.code, demo.transcript, _verdict_text(demo.verdict, demo.verdict_parts), None)
+            "reproduced with a small example of our own.",
+            ref=T("notes {ref}", ref=ip.INPLACE_REF),
+            ref_000=T("notes {ref}", ref=ip.INPLACE_REF_000),
+        ),
+    ),
+    NotesTab(
+        "new_zeros",
+        N_("Copy values into a new tensor instead of writing through a view of the old one."),
+        "new_zeros_demo",
+        (Choice("new_zeros_row", N_("Row to copy"), ip.NEW_ZEROS_ROWS, NEW_ZEROS_ROW_LABELS),),
+    ),
+)
 
 
-def _tab_new_zeros() -> None:
-    st.caption(_("Copy values into a new tensor instead of writing through a view of the old one."))
-    t = translator()
-    row = st.selectbox(
-        _("Row to copy"),
-        ip.NEW_ZEROS_ROWS,
-        key=f"{K}.new_zeros_row",
-        format_func=lambda r: t(_ROW_LABELS.get(r, str(r))),
-        **BOUND,
-    )
-    _draw_demo(_new_zeros_demo(int(row)))
-
-
-def render_notes_demos() -> None:
-    """Draw the notes' indexing pitfalls as live demos, one tab each, with their callouts."""
-    st.subheader(_("Pitfalls from the notes, run live"))
-    st.caption(
-        _(
-            "Each snippet runs now in this PyTorch; the verdict is read from what it printed or "
-            "raised. Where the notes are wrong or out of date, a box says so."
+def source_caption(tab: NotesTab, demo: Demo) -> str | None:
+    """The caption that says where ``demo`` comes from when the usual citation (verbatim, or a
+    variation) would not be true: the tab's own ``source``, or the notes' own inputs whose
+    output today differs from what the notes print. ``None``: cite as usual."""
+    if tab.source:
+        return tab.source
+    if demo.verbatim and demo.matches_notes is False:
+        return T(
+            "From the {ref}: the notes' own inputs; today's output differs from "
+            "what the notes print (see the verdict).",
+            ref=T("notes {ref}", ref=demo.ref),
         )
+    return None
+
+
+def metrics(demo: Demo) -> tuple[tuple[str, str], ...]:
+    """``(label, value)`` figures shown above a demo's run: for view vs reshape, whether x is
+    contiguous, whether view worked and whether reshape shared x's storage (values marked)."""
+    if not isinstance(demo, ip.ViewReshapeDemo):
+        return ()
+    target = args_text(demo.new_shape)
+    return (
+        ("x.is_contiguous()", str(demo.is_contiguous)),
+        (f"view({target})", N_("view") if demo.view_ok else N_("refused")),
+        (
+            f"reshape({target})",
+            N_("view (same storage)") if demo.reshape_shares_storage else N_("copy"),
+        ),
     )
-    callouts = callouts_of("lessons.indexing.pitfalls")
-    tabs = st.tabs(
-        [
-            _(".item() on empty"),
-            "0 < a < 2",
-            _("0-d masks"),
-            _("view(-1) order"),
-            _("view vs reshape"),
-            _("in-place + backward"),
-            "new_zeros",
-        ],
-        key=f"{K}.tab",
-        bind="query-params",  # a link can open one demo; every tab's content is still drawn
-    )
-    with tabs[0]:
-        _tab_item(callouts)
-    with tabs[1]:
-        _tab_comparison()
-    with tabs[2]:
-        _tab_zero_dim(callouts)
-    with tabs[3]:
-        _tab_view_order()
-    with tabs[4]:
-        _tab_view_reshape(callouts)
-    with tabs[5]:
-        _tab_inplace()
-    with tabs[6]:
-        _tab_new_zeros()
+
+
+def closing_caption(demo: Demo) -> str | None:
+    """The caption under a demo's run: for view vs reshape, when it is the notes' own case."""
+    if isinstance(demo, ip.ViewReshapeDemo) and (demo.shape, demo.perm) == ((2, 3, 4), (1, 0, 2)):
+        return N_("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped.")
+    return None
+
+
+def escape_markdown(text: str) -> str:
+    """Escape markdown so a verdict (which quotes torch's messages) shows as written."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)

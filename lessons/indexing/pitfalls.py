@@ -1,4 +1,4 @@
-"""Indexing pitfalls the notes teach, as live demos (issue 11, section 5).
+"""Indexing pitfalls the notes teach, as live demos (the "More pitfalls from the notes" tab).
 
 Each demo is a snippet that runs as-is in a Python shell; :func:`core.notes.run_live` runs it
 now, and the demo's verdict is read from what it printed or raised, never written in advance.
@@ -36,9 +36,6 @@ from dataclasses import dataclass
 
 from core.notes import LiveRun, NotesCallout, NotesRef, run_live, verdict_if
 from core.text import N_, T
-
-#: The separator between an expression and its result in a demo's printed output.
-ARROW = " -> "
 
 _LABEL_RE = re.compile(r"^(?P<label>\S.*?) -> (?P<value>.*)$")
 
@@ -110,13 +107,20 @@ class ViewReshapeDemo:
     title: str = N_("view vs reshape on a permuted tensor")
     ref: NotesRef = NotesRef("004", 117, 132)
 
+    #: Like :class:`PitfallDemo`'s, so that a page draws every demo alike: a variation of the
+    #: notes' example (theirs permutes a torch.rand tensor), with no printed output to match.
+    verbatim: bool = False
+    matches_notes: bool | None = None
+    verdict_parts: tuple[str, ...] = ()
+
     @property
     def view_ok(self) -> bool:
         return self.view_error is None
 
     @property
-    def permuted_shape(self) -> tuple[int, ...]:
-        return tuple(self.shape[p] for p in self.perm)
+    def transcript(self) -> str:
+        """What the snippet printed (and raised), as a console shows it."""
+        return self.run.transcript
 
 
 # --------------------------------------------------------------------------------------------
@@ -959,19 +963,6 @@ def new_zeros_demo(row: int = 2) -> PitfallDemo:
         matches_notes=matches,
         verdict_parts=tuple(parts),
     )
-
-
-def all_demos() -> list[PitfallDemo | ViewReshapeDemo]:
-    """Every demo at its default settings (the notes' own case where there is one)."""
-    return [
-        item_on_empty_demo(),
-        chained_comparison_demo(),
-        zero_dim_index_demo(),
-        view_order_demo(),
-        view_or_reshape(),
-        inplace_autograd_demo(),
-        new_zeros_demo(),
-    ]
 
 
 # --------------------------------------------------------------------------------------------

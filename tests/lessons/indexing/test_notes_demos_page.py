@@ -1,34 +1,34 @@
-"""AppTest: lessons.indexing.notes_demos draws every demo, its verdict and its callouts."""
+"""AppTest: the page's "More pitfalls from the notes" tab draws every demo, its verdict and
+its callouts, in English and in Chinese."""
 
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from lessons.indexing import notes_demos as nd
 from lessons.indexing import pitfalls as ip
-from tests.app.conftest import notes_quotes
+from tests.app.conftest import notes_quotes, open_cold
 
-FIRST_RUN_TIMEOUT = 120
-RUN_TIMEOUT = 60
-K = "indexing.notes_demos"
-
-
-def _section() -> None:
-    import sys
-    from pathlib import Path
-
-    root = str(Path(__file__).resolve().parents[3])
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from lessons.indexing.notes_demos import render_notes_demos
-
-    render_notes_demos()
+K = nd.KEY
+TABS, NOTES_TAB = "indexing.details_tab", "More pitfalls from the notes"
 
 
-def _open() -> AppTest:
-    at = AppTest.from_function(_section, default_timeout=RUN_TIMEOUT)
-    at.run(timeout=FIRST_RUN_TIMEOUT)
+def _open(**params: str) -> AppTest:
+    """The indexing page opened on the notes' pitfalls tab (``params``: more of the link)."""
+    at = open_cold("indexing", {TABS: NOTES_TAB, **params})
     assert not at.exception, at.exception
     return at
+
+
+def _first_view_demos() -> list[nd.Demo]:
+    """Every notes demo as the tab first draws it: each menu at its first option."""
+    demos = []
+    for tab in nd.TABS:
+        chosen: dict = {}
+        for choice in tab.choices:
+            chosen[choice.name] = choice.options_for(chosen)[0]
+        demos.append(getattr(ip, tab.demo)(*tab.arguments(chosen)))
+    return demos
 
 
 def _texts(at: AppTest) -> str:
@@ -45,7 +45,7 @@ def _unescape(text: str) -> str:
 def test_every_demo_draws_its_verdict_and_callouts():
     at = _open()
     shown = _unescape(_texts(at))
-    for demo in ip.all_demos():
+    for demo in _first_view_demos():
         assert demo.verdict in shown, demo.title
         assert demo.code in shown, demo.title
     assert "RuntimeError: a Tensor with 0 elements cannot be converted to Scalar" in shown
@@ -66,7 +66,7 @@ def test_view_reshape_controls_change_the_verdict():
     assert not at.exception
     shown = _unescape(_texts(at))
     assert "view(3, 2, 2, 2) worked on this non-contiguous tensor" in shown
-    assert at.metric[1].value == "view"
+    assert {m.label: m.value for m in at.metric}["view(3, 2, 2, 2)"] == "view"
     # a shape with another number of dims: the kept perm/target are replaced, nothing breaks
     at.selectbox(key=f"{K}.view_shape").set_value((3, 6)).run()
     assert not at.exception
@@ -94,10 +94,7 @@ def test_other_controls_rerun_their_demo():
 def test_demos_in_chinese():
     """With the session's language Chinese, verdicts are translated sentence by sentence;
     the options stay the same values, and torch's own words stay as torch wrote them."""
-    at = AppTest.from_function(_section, default_timeout=RUN_TIMEOUT)
-    at.session_state["lang"] = "zh"
-    at.run(timeout=FIRST_RUN_TIMEOUT)
-    assert not at.exception, at.exception
+    at = _open(lang="zh")
     shown = _unescape(_texts(at))
     assert "笔记中的陷阱，实时运行" in [s.value for s in at.subheader]
     assert "0 维张量只接受 0 维掩码" in shown and "tmp_b 的打印结果与笔记完全一致。" in shown

@@ -1,7 +1,7 @@
 """The notes' scatter/gather examples, transcribed by hand, against the page's presets.
 
 The table below is copied from the notes (``../shared/seeds``), not from
-``lessons.indexing.tracing``: for every example it holds the notes' call as written, the inputs, and
+``lessons.indexing.presets``: for every example it holds the notes' call as written, the inputs, and
 the output the notes print (or, where they print none, the output worked out by hand from the
 inputs). Each row is checked three ways:
 
@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from core.notes import NotesRef, quote_is_at
-from lessons.indexing import tracing as ix
+from lessons.indexing import presets, tracing
 from tests.notes_marks import needs_notes
 
 #: The notes' ``x`` (a ``torch.rand(2, 5)``), as printed at 002:919-920.
@@ -214,8 +214,9 @@ TABLE: tuple[Row, ...] = (
     ),
 )
 
-#: The rows of the issue's table (``002:1035 / 002:1041`` counts as two examples).
-ISSUE_TABLE_REFS = (
+#: The notes' scatter/gather examples the page must offer as presets (``002:1035 / 002:1041``
+#: counts as two examples).
+NOTES_EXAMPLE_REFS = (
     "002:921",
     "002:926",
     "002:946",
@@ -262,8 +263,8 @@ def _namespace(row: Row) -> dict:
     return ns
 
 
-def _preset_for(row: Row) -> ix.Preset:
-    found = [p for p in ix.PRESETS if p.ref == row.ref]
+def _preset_for(row: Row) -> presets.Preset:
+    found = [p for p in presets.PRESETS if p.ref == row.ref]
     assert len(found) == 1, (row.ref, [p.key for p in found])
     return found[0]
 
@@ -297,7 +298,7 @@ def test_the_notes_call_gives_the_printed_output_today(row):
 def test_preset_matches_the_notes(row):
     preset = _preset_for(row)
     assert preset.verbatim is (row.ref not in NOT_VERBATIM)
-    run = ix.run_preset(preset)
+    run = presets.run_preset(preset)
     assert run.error is None, run.error
     trace = run.trace
     # the preset's inputs are the notes' inputs (same values, same dtype)
@@ -314,7 +315,7 @@ def test_preset_matches_the_notes(row):
     assert trace.result.dtype == row.dtype
     expected, atol = _expected(row)
     assert _close(trace.result, expected, atol), (row.ref, trace.result)
-    assert ix.matches_expected(preset, trace.result)
+    assert presets.compare_with_notes(preset, trace).matches
     assert preset.printed is (row.printed is not None)
 
 
@@ -335,15 +336,15 @@ def test_gather_out_of_range_shows_todays_error_beside_the_notes():
     assert "Invalid index in gather" not in today  # the notes' text is out of date
     preset = _preset_for(row)
     assert preset.verbatim and preset.notes_error == row.printed and preset.expected is None
-    run = ix.run_preset(preset)
+    run = presets.run_preset(preset)
     assert run.trace is None and run.error.torch_error == today.splitlines()[0]
-    callout = {c.key: c for c in ix.notes_callouts()}["gather_error_text"]
+    callout = {c.key: c for c in tracing.notes_callouts()}["gather_error_text"]
     assert callout.quote_zh == row.printed and today in callout.today_text
 
 
 def test_group_means_are_the_notes_recipe():
     row = next(r for r in TABLE if r.ref == "002:204-211")
-    run = ix.run_preset(_preset_for(row))
+    run = presets.run_preset(_preset_for(row))
     assert run.trace.reduce == "scatter_add" and "scatter_add_" in run.trace.call
     assert not run.trace.warnings  # scatter_add_ is not deprecated (reduce='add' is)
     assert run.group.sums.tolist() == [4.0, 6.0, 11.0]
@@ -356,13 +357,13 @@ def test_group_means_are_the_notes_recipe():
 
 def test_every_preset_is_verbatim_with_ref_or_a_variation():
     refs = {row.ref for row in TABLE}
-    for preset in ix.PRESETS:
+    for preset in presets.PRESETS:
         NotesRef.parse(preset.ref)
         assert preset.ref in refs, (preset.key, preset.ref)  # every preset is a table row
         if not preset.verbatim:
             assert preset.ref in NOT_VERBATIM, preset.key
-    verbatim = {p.ref for p in ix.PRESETS if p.verbatim}
-    assert set(ISSUE_TABLE_REFS) <= verbatim
-    assert set(VARIANT_REFS) <= {p.ref for p in ix.PRESETS}
-    assert len(TABLE) == len(ISSUE_TABLE_REFS) + len(VARIANT_REFS) == 11
-    assert len(ix.PRESETS) >= len(TABLE)
+    verbatim = {p.ref for p in presets.PRESETS if p.verbatim}
+    assert set(NOTES_EXAMPLE_REFS) <= verbatim
+    assert set(VARIANT_REFS) <= {p.ref for p in presets.PRESETS}
+    assert len(TABLE) == len(NOTES_EXAMPLE_REFS) + len(VARIANT_REFS) == 11
+    assert len(presets.PRESETS) >= len(TABLE)

@@ -6,7 +6,15 @@ from urllib.parse import urlencode
 
 import pytest
 
-from lessons.indexing import tracing as ix
+from lessons.indexing import (
+    cases,
+    examples,
+    explanation,
+    parsing,
+    presets,
+    seeded_pitfalls,
+    tracing,
+)
 from testing.apptest import switch_to
 from tests.app.conftest import notes_quotes, open_cold, open_tab
 
@@ -30,7 +38,7 @@ def page(open_page):
 
 
 def test_hidden_tabs_do_not_run(page):
-    # Lazy tabs (issue 12, responsiveness): on arrival only the open tab of the details runs,
+    # Lazy tabs: on arrival only the open tab of the details runs,
     # so a change to the lesson's controls does not redraw the pitfalls nobody looks at.
     at = page
     assert at.session_state[TABS] == "gather & scatter_"
@@ -78,7 +86,7 @@ def _callout_keys(at) -> set[str]:
 
 def test_presets(page):
     at = page
-    for preset in ix.PRESETS:
+    for preset in presets.PRESETS:
         at.selectbox(key=f"{K}.preset").select(preset.key).run()
         assert not at.exception, (preset.key, at.exception)
         assert at.selectbox(key=f"{K}.op").value == preset.op
@@ -91,10 +99,10 @@ def test_presets(page):
             assert at.session_state[f"{K}.reduce"] == expected_reduce
         # the snippet the page shows is the one the core test executes and compares
         shown = [c.strip() for c in _codes(at)]
-        assert ix.run_preset(preset).snippet.strip() in shown, preset.key
+        assert presets.run_preset(preset).snippet.strip() in shown, preset.key
         # ... and the notes' own code, with what it prints today
         assert preset.notes_code.strip() in shown, preset.key
-        assert ix.run_notes_code(preset).transcript.strip() in shown, preset.key
+        assert presets.run_notes_code(preset).transcript.strip() in shown, preset.key
         captions = " ".join(_captions(at))
         successes = " ".join(s.value for s in at.success)
         if preset.verbatim:
@@ -132,7 +140,7 @@ def test_preset_menu_labels_variations(page):
     options = at.selectbox(key=f"{K}.preset").options
     assert "y1: zeros(3, 5).scatter_(0, index, x) · notes 002:921" in options
     assert any(o.endswith("· variation of notes 004:227-240") for o in options)
-    assert len(options) == len(ix.PRESETS)
+    assert len(options) == len(presets.PRESETS)
 
 
 def test_edited_preset_claims_nothing(page):
@@ -142,14 +150,14 @@ def test_edited_preset_claims_nothing(page):
     assert not at.exception
     assert not [s for s in at.success if "Matches" in s.value]
     # Only the preset's own caption counts: the notes demos tab has verbatim citations of its own.
-    ref = ix.PRESETS_BY_KEY["group_means"].ref
+    ref = presets.PRESETS_BY_KEY["group_means"].ref
     assert not any(c.startswith(f"From the notes {ref}") for c in _captions(at))
     assert any("deprecated" in c for c in _captions(at))
 
 
 def test_callouts_show_the_notes_and_today(page):
     at = page
-    callouts = {c.key: c for c in ix.notes_callouts()}
+    callouts = {c.key: c for c in tracing.notes_callouts()}
     texts = [t.value for t in at.text]
     c = callouts["gather_unique_rows"]
     assert c.quote_display in notes_quotes(at) and c.today_text in texts
@@ -296,7 +304,7 @@ def test_random_uses_global_seed(page):
     at = page
     at.number_input(key="sidebar.seed").set_value(42).run()
     at.button(key=f"{K}.random").click().run()  # first click of this session: seed + 1
-    expected = ix.random_case("gather", 2, 43)
+    expected = examples.random_case("gather", 2, 43)
     assert at.text_input(key=f"{K}.first").value == expected["first"]
     assert at.text_input(key=f"{K}.index").value == expected["index"]
     assert at.selectbox(key=f"{K}.dim").value == int(expected["dim"])
@@ -305,7 +313,7 @@ def test_random_uses_global_seed(page):
 
 def test_index_tab(page):
     at = page
-    for label in ix.INDEX_PRESETS:
+    for label in examples.INDEX_PRESETS:
         at.selectbox(key=f"{K}.index_preset").select(label).run()
         assert not at.exception and not _errors(at), label
         metric = [m for m in at.metric if m.label == "same data_ptr"][0]
@@ -348,7 +356,7 @@ def test_pitfalls(page):
 
 def test_size_hint_follows_the_page_limits(page):
     # The notes' one-hot (4 labels x class_num 10) needs 2-D up to 6x10; the hint must say so.
-    rows, cols = ix.PAGE_LIMITS[2]
+    rows, cols = parsing.PAGE_LIMITS[2]
     assert (rows, cols) == (6, 10)
     assert f"2-D up to {rows}x{cols}" in page.text_input(key=f"{K}.first").help
 
@@ -421,8 +429,8 @@ def test_scatter_picture_keeps_equal_cells(page):
 
 
 def test_example_box_follows_the_typed_expression(page):
-    """Bug (issue 12): after typing another expression the Example box still said
-    "boolean mask". It must name the example the expression is, or say it is your own."""
+    """The Example box names the example the typed expression is, or says it is your own: it
+    must not keep naming "boolean mask" after another expression was typed."""
     at = page
     mask = "x[[True, False, True]]  boolean mask"
     at.selectbox(key=f"{K}.index_preset").select(mask).run()
@@ -487,7 +495,7 @@ def _open_link(params: dict[str, str]):
 
 def _label(key: str) -> str:
     """The preset box's text for preset ``key``: what a link carries."""
-    p = ix.PRESETS_BY_KEY[key]
+    p = presets.PRESETS_BY_KEY[key]
     return f"{p.title} · notes {p.ref}" if p.verbatim else f"{p.title} · variation of notes {p.ref}"
 
 
@@ -513,10 +521,10 @@ def test_cold_link_reproduces_the_scatter_a_session_set_up(page):
         f"{K}.cell": "out[0][1]",
     }
     # what core computes for these controls: out[0][1] = dest + src[0][1] + src[1][1]
-    y2 = ix.PRESETS_BY_KEY["scatter_y2"]
-    trace, err, _ = ix.run_case("scatter", y2.first, index, y2.src, 0, "sum", True, "cpu")
+    y2 = presets.PRESETS_BY_KEY["scatter_y2"]
+    trace, err, _ = cases.run_case("scatter", y2.first, index, y2.src, 0, "sum", True, "cpu")
     assert err is None and trace is not None
-    expected = ix.explain_element(trace, (0, 1)).formula
+    expected = explanation.explain_element(trace, (0, 1)).formula
     assert _formula(at, f"{K}-formula") == expected
     cold = _open_link(params)
     assert not _errors(cold)
@@ -537,9 +545,9 @@ def test_cold_link_reproduces_the_index_tab(page):
     at.selectbox(key=f"{K}.index_cell").select("out[0][1]").run()
     params = _link_params(at)
     assert params == {TABS: IX_TAB, f"{K}.x": x, f"{K}.expr": expr, f"{K}.index_cell": "out[0][1]"}
-    trace, err, _ = ix.run_index_case(x, expr)
+    trace, err, _ = cases.run_index_case(x, expr)
     assert err is None and trace is not None
-    expected = ix.explain_element(trace, (0, 1)).formula
+    expected = explanation.explain_element(trace, (0, 1)).formula
     assert expected == "out[0][1] = x[3][2] = 12"
     cold = _open_link(params)
     for view in (at, cold):
@@ -560,10 +568,10 @@ def test_cold_link_reproduces_a_pitfall_with_the_seed(page):
     assert params == {
         TABS: PITFALLS,
         "sidebar.seed": "7",
-        f"{K}.pitfall": f"4. {ix.PITFALL_TITLES[4]}",
+        f"{K}.pitfall": f"4. {seeded_pitfalls.PITFALL_TITLES[4]}",
         f"{K}.pitfall_n": "5",
     }
-    expected = [list(line) for line in ix.run_pitfall(4, seed=7, n=5).lines]
+    expected = [list(line) for line in seeded_pitfalls.run_pitfall(4, seed=7, n=5).lines]
     cold = _open_link(params)
     for view in (at, cold):
         table = view.table[0].value
@@ -595,7 +603,7 @@ def test_every_preset_link_is_short_and_opens_the_preset(page):
     2,000 characters even when it spells out every value; opened cold it runs the preset."""
     at = page
     longest = 0
-    for preset in ix.PRESETS:
+    for preset in presets.PRESETS:
         at.selectbox(key=f"{K}.preset").select(preset.key).run()
         params = _link_params(at)
         if preset.key == "gather":  # the page's default: a clean URL
@@ -617,7 +625,7 @@ def test_every_preset_link_is_short_and_opens_the_preset(page):
             assert len(link) < 2000, (preset.key, len(link))
             longest = max(longest, len(link))
         cold = _open_link(params)
-        assert ix.run_preset(preset).snippet.strip() in [c.strip() for c in _codes(cold)]
+        assert presets.run_preset(preset).snippet.strip() in [c.strip() for c in _codes(cold)]
         assert not cold.toast, preset.key
     assert longest > len(BASE_URL) + 300  # the spelled-out links did carry the tensors
 
@@ -691,7 +699,7 @@ def test_unusable_link_text_opens_the_field_at_its_default(key, text, rest):
         assert at.selectbox(key=f"{K}.preset").value == "scatter_y2"
     name = key.removeprefix(f"{K}.")
     if name in ("first", "index", "src"):  # the field shows the preset's text
-        preset = ix.PRESETS_BY_KEY[at.selectbox(key=f"{K}.preset").value]
+        preset = presets.PRESETS_BY_KEY[at.selectbox(key=f"{K}.preset").value]
         assert at.text_input(key=key).value == getattr(preset, name)
         assert not _errors(at)
     else:
@@ -739,7 +747,7 @@ def test_a_link_may_carry_a_value_torch_refuses(page):
 def test_chinese_page_keeps_values_and_english_links():
     """A link made on the English page (English preset and pitfall labels) opens the same
     preset and pitfall on the Chinese page, whose menus show one translated label each."""
-    y2, pitfall = ix.PRESETS_BY_KEY["scatter_y2"], ix.PITFALL_LABELS[4]
+    y2, pitfall = presets.PRESETS_BY_KEY["scatter_y2"], seeded_pitfalls.PITFALL_LABELS[4]
     at = open_cold(
         "indexing",
         {"lang": "zh", f"{K}.preset": y2.menu_label, TABS: PITFALLS, f"{K}.pitfall": pitfall},
@@ -768,7 +776,7 @@ def test_chinese_errors_keep_torchs_words():
     assert error.startswith("index[0][0] = 0.5：索引必须是整数"), error
     refused = open_cold(
         "indexing",
-        {"lang": "zh", f"{K}.preset": ix.PRESETS_BY_KEY["gather_out_of_range"].menu_label},
+        {"lang": "zh", f"{K}.preset": presets.PRESETS_BY_KEY["gather_out_of_range"].menu_label},
     )
     (error,) = _errors(refused)
     assert error.startswith("torch 拒绝执行：") and "out of bounds" in error
