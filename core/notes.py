@@ -52,9 +52,8 @@ SEEDS_DIR = Path(
     os.environ.get(NOTES_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared" / "seeds"
 )
 
-#: The English comments of the notes' own code that the app quotes (``lessons.flow.fill``'s
-#: ``NOTES_GRADUAL_MEAN_PYTORCH``, ``lessons.indexing.tracing``'s one-hot
-#: example). They are the notes'
+#: The English comments of the notes' own code that the app quotes (the flow lesson's
+#: ``NOTES_GRADUAL_MEAN_PYTORCH``, the indexing lesson's one-hot example). They are the notes'
 #: words, so they stay as written in every language and are not catalog messages. Listed here,
 #: not looked up in the notes, so a clone without the notes tells them from the app's own
 #: comments the same way (tests/shared/test_notes.py checks the list against the notes).
