@@ -24,8 +24,9 @@ import torch
 import torch.nn.functional as F
 
 from core.images import load_sample
-from lessons.saliency.maps import scale_percentile, smoothgrad, vanilla_saliency
+from lessons.saliency.maps import smoothgrad, vanilla_saliency
 from lessons.saliency.models import load_model
+from lessons.saliency.scaling import scale_percentile
 
 TARGET = 285  # Egyptian cat
 

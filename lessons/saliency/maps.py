@@ -1,14 +1,21 @@
-"""Input-gradient saliency for image classifiers, with the Adebayo et al. (2018) sanity check.
+"""Input-gradient saliency maps of an image classifier, and the Adebayo et al. (2018) sanity check.
 
 Pure module (no Streamlit). Every function takes a model and a preprocessed batch of one,
 ``x: (1, 3, H, W) float`` as ``lessons.saliency.models.LoadedModel.preprocess`` returns it,
-and a class index.
+and a class index; a map is ``(H, W)`` float32 on the CPU.
 
 Rules that make the functions safe on a model shared between browser sessions:
 - gradients are taken with ``torch.autograd.grad`` w.r.t. a fresh per-call copy of ``x``, so no
   parameter ``.grad`` is ever written and the caller's ``x`` is not modified;
 - the model runs in ``eval()``; if it was not, the train/eval flags are restored afterwards;
 - the randomization test works on a ``copy.deepcopy`` of the model.
+
+Here: the four methods (:func:`compute_saliency` runs any of them), what a run costs
+(:func:`estimate_run`, :func:`warm_up`, :func:`time_gradient_pass`), the cascading
+randomization test (:func:`randomization_test`, its pieces in :mod:`lessons.saliency.sanity`)
+and the notes' claim about the backward pass that makes a map (:func:`notes_callouts`). Turning
+a map into grey levels is :mod:`lessons.saliency.scaling`, into pictures
+:mod:`lessons.saliency.pictures`.
 
 >>> sal = vanilla_saliency(model, x, 285, objective="logit", reduce="max")   # (224, 224)
 >>> picture = overlay(view, scale_percentile(sal, 99), alpha=0.5, colormap="jet")
@@ -24,15 +31,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-import cv2
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core import figure_style
 from core.notes import NotesCallout, NotesRef, run_live
 from core.text import N_, T
+from lessons.saliency.sanity import (
+    RandomizationResult,
+    randomizable_layers,
+    randomize_module,
+    spearman,
+)
+from lessons.saliency.scaling import NOTES_RECIPE_REF, RECIPES, scale_percentile
 
 Objective = Literal["logit", "loss"]
 Reduce = Literal["sum", "max"]
@@ -48,15 +60,6 @@ METHODS: dict[str, str] = {
 OBJECTIVES: tuple[str, ...] = ("logit", "loss")
 REDUCTIONS: tuple[str, ...] = ("sum", "max")
 BASELINES: tuple[str, ...] = ("black", "blur")
-COLORMAPS: dict[str, int] = {
-    "jet": cv2.COLORMAP_JET,
-    "inferno": cv2.COLORMAP_INFERNO,
-    "viridis": cv2.COLORMAP_VIRIDIS,
-    "turbo": cv2.COLORMAP_TURBO,
-    "magma": cv2.COLORMAP_MAGMA,
-    "hot": cv2.COLORMAP_HOT,
-    "bone": cv2.COLORMAP_BONE,
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,7 +85,8 @@ def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
                 module.training = training
 
 
-def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    """Raise ValueError naming ``name``, ``value`` and the ``choices`` unless value is one."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
@@ -216,8 +220,8 @@ def _num_classes(model: nn.Module, x: torch.Tensor) -> tuple[int, torch.Tensor]:
 
 def _prepare(model: nn.Module, x: torch.Tensor, target: object, objective: str, reduce: str) -> int:
     _check_x(x)
-    _check_choice("objective", objective, OBJECTIVES)
-    _check_choice("reduce", reduce, REDUCTIONS)
+    check_choice("objective", objective, OBJECTIVES)
+    check_choice("reduce", reduce, REDUCTIONS)
     if isinstance(target, bool) or not isinstance(target, int | np.integer):
         raise ValueError(f"target must be an integer class index, got {target!r}")
     return int(target)
@@ -282,7 +286,7 @@ def estimate_run(method: str, *, n: int = 25, steps: int = 32, per_image_ms: flo
     Raises:
         ValueError: unknown method, ``n`` or ``steps`` below 1, or a negative/non-finite time.
     """
-    _check_choice("method", method, tuple(METHODS))
+    check_choice("method", method, tuple(METHODS))
     if not (isinstance(n, int) and n >= 1):
         raise ValueError(f"SmoothGrad needs n >= 1 noisy samples, got {n!r}")
     if not (isinstance(steps, int) and steps >= 1):
@@ -314,6 +318,58 @@ def estimate_sanity(
     one = estimate_run(method, n=n, steps=steps, per_image_ms=per_image_ms)
     images = (layers + 1) * one.images
     return RunEstimate(method, images, one.per_image_ms, images * one.per_image_ms / 1e3)
+
+
+@dataclass(frozen=True)
+class MapChoice:
+    """What the page's controls chose for one map: the class, the method and its parameters
+    (``n``, ``sigma``: SmoothGrad; ``steps``, ``baseline``: Integrated Gradients), the recipe
+    ("app" or "notes", :data:`lessons.saliency.scaling.RECIPES`) and how the map is drawn
+    (``percentile``, ``alpha``, ``colormap``); ``seed`` seeds SmoothGrad's noise and the sanity
+    check's random weights.
+
+    Raises:
+        ValueError: an unknown recipe, method, objective, reduction or baseline.
+    """
+
+    target: int
+    recipe: str
+    method: str
+    objective: str
+    reduce: str
+    n: int
+    sigma: float
+    steps: int
+    baseline: str
+    percentile: float
+    alpha: float
+    colormap: str
+    seed: int
+
+    def __post_init__(self) -> None:
+        check_choice("recipe", self.recipe, tuple(RECIPES))
+        check_choice("method", self.method, tuple(METHODS))
+        check_choice("objective", self.objective, OBJECTIVES)
+        check_choice("reduce", self.reduce, REDUCTIONS)
+        check_choice("baseline", self.baseline, BASELINES)
+
+    def params(self, black_level: float | torch.Tensor) -> dict[str, object]:
+        """:func:`compute_saliency`'s keyword arguments; ``black_level``: a black pixel after
+        the model's preprocessing (Integrated Gradients' black baseline)."""
+        return dict(
+            objective=self.objective, reduce=self.reduce, n=self.n, sigma=self.sigma,
+            steps=self.steps, baseline=self.baseline, black_level=black_level, seed=self.seed,
+        )  # fmt: skip
+
+    def params_key(self) -> tuple:
+        """The parameters as part of a cache key (the black level comes with the model's)."""
+        return (self.objective, self.reduce, self.n, self.sigma, self.steps, self.baseline,
+                self.seed)  # fmt: skip
+
+    def key(self, model_key: str, image_digest: str, method: str | None = None) -> tuple:
+        """The map's key in a shared cache: model, image, class, method (``method``: another
+        one's, for a placeholder map) and parameters."""
+        return (model_key, image_digest, self.target, method or self.method, self.params_key())
 
 
 def warm_up(model: nn.Module, x: torch.Tensor) -> float:
@@ -398,7 +454,7 @@ def _run(
     seed: int,
     progress: ProgressFn | None,
 ) -> SaliencyResult:
-    _check_choice("method", method, tuple(METHODS))
+    check_choice("method", method, tuple(METHODS))
     tgt = _prepare(model, x, target, objective, reduce)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -641,7 +697,7 @@ def make_baseline(
                 f"got {tuple(baseline.shape)}"
             )
         return baseline.detach().to(x)
-    _check_choice("baseline", baseline, BASELINES)
+    check_choice("baseline", baseline, BASELINES)
     if baseline == "black":
         level = torch.as_tensor(black_level, dtype=x.dtype, device=x.device)
         return (
@@ -659,401 +715,6 @@ def make_baseline(
     y = F.conv2d(y, kernel.view(1, 1, 1, -1).repeat(c, 1, 1, 1), groups=c)
     y = F.pad(y, [0, 0, radius, radius], mode="replicate")
     return F.conv2d(y, kernel.view(1, 1, -1, 1).repeat(c, 1, 1, 1), groups=c)
-
-
-# --------------------------------------------------------------------------------------------
-# Display helpers
-# --------------------------------------------------------------------------------------------
-
-
-def scale_percentile(
-    saliency: torch.Tensor | np.ndarray, percentile: float = 99, eps: float = 1e-12
-) -> np.ndarray:
-    """(H, W) non-negative map -> (H, W) uint8: clip(s / (P_percentile(s) + eps), 0, 1) * 255.
-
-    The ``eps`` keeps a flat map from dividing by zero: an all-zero map gives an all-zero image.
-    """
-    s = (
-        saliency.detach().float().cpu().numpy()
-        if torch.is_tensor(saliency)
-        else np.asarray(saliency)
-    )
-    if s.ndim != 2:
-        raise ValueError(f"saliency must be a 2-D map (H, W), got shape {s.shape}")
-    if s.size == 0:
-        raise ValueError("saliency map is empty")
-    if not (0 < percentile <= 100):
-        raise ValueError(f"percentile must be in (0, 100], got {percentile}")
-    if not eps > 0:
-        raise ValueError(f"eps must be > 0 so a flat map never divides by zero, got {eps}")
-    s = s.astype(np.float64)
-    if not np.isfinite(s).all():
-        raise ValueError("saliency map contains NaN or Inf; it cannot be scaled")
-    s = np.maximum(s, 0.0)
-    top = float(np.percentile(s, percentile))
-    scaled = np.clip(s / (top + eps), 0.0, 1.0)
-    return np.round(scaled * 255.0).astype(np.uint8)
-
-
-# --------------------------------------------------------------------------------------------
-# The notes' recipe (000:2): loss gradient, sum over channels, cvglue.scale_min_max, np.uint8
-# --------------------------------------------------------------------------------------------
-
-#: Where the notes give their saliency recipe.
-NOTES_RECIPE_REF = "000:2"
-#: The percentile the notes pass to ``cvglue.scale_min_max``.
-NOTES_PERCENTILE = 99.0
-#: The two recipes the page offers; the first is the default.
-RECIPES: dict[str, str] = {
-    "app": N_("The app's (default): class score, /P99, rounded"),
-    "notes": N_("The notes' (000:2): loss, P1..P99, truncated"),
-}
-
-
-def _as_array(saliency: torch.Tensor | np.ndarray) -> np.ndarray:
-    if torch.is_tensor(saliency):
-        return saliency.detach().cpu().numpy()
-    return np.asarray(saliency)
-
-
-def cvglue_scale_min_max(
-    array: torch.Tensor | np.ndarray,
-    min_v: float,
-    max_v: float,
-    percentile: float = 100.0,
-) -> np.ndarray:
-    """What ``cvglue.scale_min_max(array, min_v, max_v, percentile)`` returns (the helper the
-    notes call at 000:2; CVGlue's ``cvglue/utils/datautils.py``), written out here because the
-    app does not depend on CVGlue.
-
-    With ``lo = np.percentile(array, 100 - percentile)`` and ``hi = np.percentile(array,
-    percentile)`` (NumPy's default "linear" interpolation), the result is
-    ``clip((max_v - min_v) * (array - lo) / (hi - lo) + min_v, min_v, max_v)``, computed in the
-    array's own float dtype and in that order, so a float32 map gives the same float32 values as
-    CVGlue. No rounding: the notes then cast with ``np.uint8``, which truncates.
-
-    Args:
-        array: any shape (the notes pass (1, 1, H, W) float32); all values take part.
-        min_v, max_v: output range, ``max_v > min_v``.
-        percentile: in (50, 100], as CVGlue asserts; 100 is plain min-max.
-
-    Returns:
-        float array of ``array``'s shape, values in [min_v, max_v].
-
-    Raises:
-        ValueError: empty or non-finite array, ``max_v <= min_v``, percentile outside (50, 100],
-            or ``hi == lo``. CVGlue does not check the last case: it divides by zero, which makes
-            NaN where ``array == lo`` (and NaN turns into an undefined value under ``np.uint8``).
-    """
-    a = _as_array(array)
-    if a.size == 0:
-        raise ValueError("saliency map is empty")
-    if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
-        raise ValueError(f"array must hold real numbers, got dtype {a.dtype}")
-    if not np.isfinite(a).all():
-        raise ValueError("saliency map contains NaN or Inf; it cannot be scaled")
-    if not max_v > min_v:
-        raise ValueError(f"max_v must be greater than min_v, got min_v={min_v}, max_v={max_v}")
-    if not 50.0 < percentile <= 100.0:
-        raise ValueError(f"percentile must be in (50, 100] as in cvglue, got {percentile}")
-    lo = np.percentile(a, 100.0 - percentile)
-    hi = np.percentile(a, percentile)
-    if hi == lo:
-        middle = f"{2 * percentile - 100:g}%"  # a value: "% o" in a msgid reads as %-format
-        raise ValueError(
-            T(
-                "the notes' scaling is undefined for this map: P{high:g} == P{low:g} == "
-                "{value:.6g} (the middle {middle} of its values are all equal), so "
-                "cvglue.scale_min_max would divide by zero and give NaN",
-                high=percentile,
-                low=100.0 - percentile,
-                value=float(hi),
-                middle=middle,
-            )
-        )
-    scaled = (max_v - min_v) * (a - lo) / (hi - lo) + min_v
-    return np.clip(scaled, min_v, max_v)
-
-
-def scale_like_notes(
-    saliency: torch.Tensor | np.ndarray, percentile: float = NOTES_PERCENTILE
-) -> np.ndarray:
-    """The notes' display scaling: ``np.uint8(cvglue.scale_min_max(s, 0, 255, percentile=99))``.
-
-    ``saliency``: (H, W) (or any shape) float map -> same shape uint8. Pixels at or below P1 are
-    0, at or above P99 are 255, and in between ``255 (s - P1) / (P99 - P1)`` is *truncated*
-    (127.9 becomes 127), where :func:`scale_percentile` divides by P99 and rounds.
-
-    Raises:
-        ValueError: as :func:`cvglue_scale_min_max` (a flat map, P99 == P1, included).
-    """
-    return np.uint8(cvglue_scale_min_max(saliency, 0, 255, percentile=percentile))
-
-
-@dataclass(frozen=True)
-class ScalingComparison:
-    """One saliency map scaled the app's way and the notes' way, and how far apart they are.
-
-    ``app``, ``notes``: (H, W) uint8 (``notes`` is None when the notes' scaling is undefined,
-    P_high == P_low; ``notes_error`` then says why). ``p_low``, ``p_high``: the map's
-    (100 - percentile)-th and percentile-th values. ``max_diff``/``mean_diff``: absolute
-    grey-level difference; ``share_differing``: fraction of pixels that differ.
-    """
-
-    percentile: float
-    p_low: float
-    p_high: float
-    app: np.ndarray
-    notes: np.ndarray | None
-    notes_error: str | None
-    max_diff: int | None
-    mean_diff: float | None
-    share_differing: float | None
-
-
-def compare_scalings(
-    saliency: torch.Tensor | np.ndarray, percentile: float = NOTES_PERCENTILE
-) -> ScalingComparison:
-    """Scale the (H, W) map with :func:`scale_percentile` and :func:`scale_like_notes` at the
-    same ``percentile`` (in (50, 100]) and measure the difference. A flat map is not an error:
-    the notes' side is None with the reason in ``notes_error``.
-
-    Raises:
-        ValueError: a map :func:`scale_percentile` rejects, or percentile outside (50, 100].
-    """
-    if not 50.0 < percentile <= 100.0:
-        raise ValueError(f"percentile must be in (50, 100] as in cvglue, got {percentile}")
-    app = scale_percentile(saliency, percentile)
-    s = _as_array(saliency)
-    p_low = float(np.percentile(s, 100.0 - percentile))
-    p_high = float(np.percentile(s, percentile))
-    try:
-        notes = scale_like_notes(s, percentile)
-    except ValueError as error:
-        reason = error.args[0] if len(error.args) == 1 else str(error)  # a T stays translatable
-        return ScalingComparison(percentile, p_low, p_high, app, None, reason, None, None, None)
-    diff = np.abs(app.astype(np.int16) - notes.astype(np.int16))
-    return ScalingComparison(
-        percentile=percentile,
-        p_low=p_low,
-        p_high=p_high,
-        app=app,
-        notes=notes,
-        notes_error=None,
-        max_diff=int(diff.max()),
-        mean_diff=float(diff.mean()),
-        share_differing=float((diff > 0).mean()),
-    )
-
-
-def _colormap(colormap: str | int) -> int:
-    if isinstance(colormap, str):
-        if colormap not in COLORMAPS:
-            raise ValueError(f"colormap must be one of {', '.join(COLORMAPS)}, got {colormap!r}")
-        return COLORMAPS[colormap]
-    return int(colormap)
-
-
-def colorize(saliency_u8: np.ndarray, colormap: str | int = "jet") -> np.ndarray:
-    """(H, W) uint8 -> (H, W, 3) uint8 RGB through ``cv2.applyColorMap``."""
-    if not isinstance(saliency_u8, np.ndarray) or saliency_u8.dtype != np.uint8:
-        raise ValueError("saliency_u8 must be a uint8 numpy array (use scale_percentile)")
-    if saliency_u8.ndim != 2:
-        raise ValueError(f"saliency_u8 must be (H, W), got shape {saliency_u8.shape}")
-    bgr = cv2.applyColorMap(np.ascontiguousarray(saliency_u8), _colormap(colormap))
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-
-
-def overlay(
-    image: np.ndarray,
-    saliency_u8: np.ndarray,
-    alpha: float = 0.5,
-    colormap: str | int = "jet",
-) -> np.ndarray:
-    """Blend a colour-mapped saliency map over ``image``.
-
-    Args:
-        image: (H, W, 3) uint8 RGB.
-        saliency_u8: (h, w) uint8; resized (bilinear) to (H, W) if needed.
-        alpha: weight of the heat map, in [0, 1].
-        colormap: a name from ``COLORMAPS`` or a cv2 COLORMAP_* constant.
-
-    Returns:
-        (H, W, 3) uint8 RGB = (1 - alpha) * image + alpha * applyColorMap(saliency).
-    """
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3:
-        raise ValueError("image must be an (H, W, 3) uint8 RGB numpy array")
-    if image.shape[2] != 3:
-        raise ValueError(f"image must have 3 channels, got shape {image.shape}")
-    if not (0.0 <= alpha <= 1.0):
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    h, w = image.shape[:2]
-    if saliency_u8.ndim == 2 and saliency_u8.shape != (h, w):
-        saliency_u8 = cv2.resize(saliency_u8, (w, h), interpolation=cv2.INTER_LINEAR)
-    heat = colorize(saliency_u8, colormap)
-    return cv2.addWeighted(np.ascontiguousarray(image), 1.0 - alpha, heat, alpha, 0.0)
-
-
-def quadrant_mass(saliency: torch.Tensor | np.ndarray) -> np.ndarray:
-    """Share of the total saliency in each quadrant: (2, 2) float64 [[TL, TR], [BL, BR]]."""
-    s = saliency.detach().cpu().numpy() if torch.is_tensor(saliency) else np.asarray(saliency)
-    s = s.astype(np.float64)
-    h, w = s.shape
-    q = np.array(
-        [
-            [s[: h // 2, : w // 2].sum(), s[: h // 2, w // 2 :].sum()],
-            [s[h // 2 :, : w // 2].sum(), s[h // 2 :, w // 2 :].sum()],
-        ]
-    )
-    return q / max(q.sum(), 1e-300)
-
-
-def mass_above_percentile(saliency: torch.Tensor | np.ndarray, percentile: float = 99) -> float:
-    """Share of the total saliency held by the pixels at or above the ``percentile``-th value
-    (these are the pixels ``scale_percentile`` saturates). 0.0 for an all-zero map."""
-    s = saliency.detach().cpu().numpy() if torch.is_tensor(saliency) else np.asarray(saliency)
-    s = np.maximum(s.astype(np.float64), 0.0)
-    total = float(s.sum())
-    if total == 0.0:
-        return 0.0
-    return float(s[s >= np.percentile(s, percentile)].sum() / total)
-
-
-def png_bytes(image: np.ndarray) -> bytes:
-    """(H, W) or (H, W, 3) RGB uint8 -> PNG file bytes (for download buttons): OpenCV's default
-    compression, through :func:`core.figure_style.png_bytes`.
-
-    Raises:
-        ValueError: for another dtype or shape.
-    """
-    return figure_style.png_bytes(image, fast=False)
-
-
-# --------------------------------------------------------------------------------------------
-# Sanity check: cascading parameter randomization (Adebayo et al. 2018)
-# --------------------------------------------------------------------------------------------
-
-
-def rankdata(a: np.ndarray) -> np.ndarray:
-    """Ranks 1..n of a flat array, ties get their average rank (like scipy.stats.rankdata)."""
-    a = np.asarray(a).ravel()
-    sorter = np.argsort(a, kind="mergesort")
-    inv = np.empty(sorter.size, dtype=np.intp)
-    inv[sorter] = np.arange(sorter.size, dtype=np.intp)
-    sorted_a = a[sorter]
-    new_value = np.r_[True, sorted_a[1:] != sorted_a[:-1]]
-    dense = new_value.cumsum()[inv]
-    bounds = np.r_[np.nonzero(new_value)[0], len(new_value)]
-    return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
-
-
-def spearman(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray) -> float:
-    """Spearman rank correlation of two maps of equal size; NaN when either map is constant."""
-    a = a.detach().cpu().numpy() if torch.is_tensor(a) else np.asarray(a)
-    b = b.detach().cpu().numpy() if torch.is_tensor(b) else np.asarray(b)
-    if a.size != b.size:
-        raise ValueError(f"maps must have the same size, got {a.shape} and {b.shape}")
-    ra, rb = rankdata(a.astype(np.float64)), rankdata(b.astype(np.float64))
-    ra -= ra.mean()
-    rb -= rb.mean()
-    denom = math.sqrt(float((ra * ra).sum()) * float((rb * rb).sum()))
-    if denom == 0.0:
-        return float("nan")
-    return float((ra * rb).sum() / denom)
-
-
-def randomizable_layers(model: nn.Module, max_depth: int = 2) -> list[str]:
-    """Names of the model's parameterized layers from the output down to the input.
-
-    Top-level children with parameters, with ``nn.Sequential`` / ``nn.ModuleList`` containers
-    opened up to ``max_depth`` levels (so ``_blocks.15`` ... ``_blocks.0`` count as layers).
-    """
-
-    def walk(module: nn.Module, prefix: str, depth: int) -> list[str]:
-        names: list[str] = []
-        for name, child in module.named_children():
-            if next(child.parameters(), None) is None:
-                continue
-            full = f"{prefix}{name}"
-            container = isinstance(child, nn.Sequential | nn.ModuleList)
-            if container and depth < max_depth:
-                names.extend(walk(child, full + ".", depth + 1))
-            else:
-                names.append(full)
-        return names
-
-    return list(reversed(walk(model, "", 0)))
-
-
-def randomize_module(module: nn.Module, generator: torch.Generator) -> None:
-    """Re-draw a module's parameters in place: weights with >= 2 dims from He-normal
-    N(0, 2 / fan_in), 1-D parameters (biases, norm scales) randomly permuted."""
-    with torch.no_grad():
-        for p in module.parameters():
-            if p.ndim >= 2:
-                fan_in = p[0].numel()
-                new = torch.randn(p.shape, generator=generator) * math.sqrt(2.0 / max(fan_in, 1))
-            else:
-                new = p.detach().cpu().flatten()[torch.randperm(p.numel(), generator=generator)]
-            p.copy_(new.reshape(p.shape).to(p))
-
-
-@dataclass(frozen=True)
-class RandomizationResult:
-    """Cascading randomization: after randomizing ``layers[:k+1]`` (top down) the map's Spearman
-    rank correlation with the original map is ``correlations[k]`` (NaN: map became flat).
-
-    ``original``: (H, W) uint8 scaled original map; ``maps``: one (H, W) uint8 map per step.
-    """
-
-    method: str
-    layers: tuple[str, ...]
-    correlations: tuple[float, ...]
-    original: np.ndarray
-    maps: tuple[np.ndarray, ...]
-
-
-def read_randomization(result: RandomizationResult) -> str:
-    """A short plain-language reading of a randomization test, quoting its numbers (a
-    :class:`core.text.T`: the page translates it; a flat map's "undefined" is a T argument)."""
-    corr = [c for c in result.correlations if not math.isnan(c)]
-    if not corr:
-        return T(
-            "Every randomized map was flat (no gradient reached the input), so the rank "
-            "correlation is undefined: the map clearly depends on the learned weights."
-        )
-    first, last = result.correlations[0], result.correlations[-1]
-    undefined = T("undefined (flat map)")
-    values = dict(
-        layer=result.layers[0],
-        first=undefined if math.isnan(first) else f"{first:.2f}",
-        k=len(result.layers),
-        last=undefined if math.isnan(last) else f"{last:.2f}",
-    )
-    worst = max(corr)
-    if worst < 0.5:
-        return T(
-            "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
-            "after {k} layer(s) it is {last}. The map changes as soon as the learned weights are "
-            "destroyed, so it reflects what the model learned: the method passes this sanity "
-            "check.",
-            **values,
-        )
-    if min(corr) > 0.8:
-        return T(
-            "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
-            "after {k} layer(s) it is {last}. The map barely changes although the model no "
-            "longer knows anything: it mostly shows the image (edges, contrast), not the "
-            "model's reasoning. Treat it with care.",
-            **values,
-        )
-    return T(
-        "Randomizing only the top layer ({layer}) gives a rank correlation of {first}; "
-        "after {k} layer(s) it is {last}. The map changes partly. Randomize more layers to see "
-        "whether it keeps decorrelating; what survives is structure that comes from the image "
-        "rather than from the weights.",
-        **values,
-    )
 
 
 MethodFn = Callable[[nn.Module, torch.Tensor, int], torch.Tensor]
@@ -1117,7 +778,7 @@ def randomization_test(
         fn: MethodFn = method
         name = getattr(method, "__name__", "custom")
     else:
-        _check_choice("method", method, tuple(METHODS))
+        check_choice("method", method, tuple(METHODS))
         name = method
 
         def fn(m: nn.Module, xx: torch.Tensor, t: int) -> torch.Tensor:
@@ -1259,149 +920,3 @@ def notes_callouts() -> list[NotesCallout]:
             run=run,
         )
     ]
-
-
-# --------------------------------------------------------------------------------------------
-# Snippet
-# --------------------------------------------------------------------------------------------
-
-
-def snippet_for(
-    method: str = "vanilla",
-    *,
-    model_name: str = "efficientnet_lite0",
-    target: int | None = None,
-    objective: str = "logit",
-    reduce: str = "sum",
-    n: int = 25,
-    sigma: float = 0.15,
-    steps: int = 32,
-    baseline: str = "black",
-    percentile: float = 99,
-    alpha: float = 0.5,
-    colormap: str = "jet",
-    sample: str = "chelsea.png",
-    device: str = "cpu",
-    custom_file: str | None = None,
-    architecture: str | None = None,
-    seed: int = 0,
-    recipe: str = "app",
-) -> str:
-    """Python source that reproduces the page's map; it defines ``saliency`` (H, W),
-    ``saliency_u8`` (H, W) uint8 and ``picture`` (H, W, 3) uint8. Vanilla is spelled out in
-    plain torch; the other methods call ``lessons.saliency.maps``. ``target=None`` uses the
-    predicted class. ``custom_file``: load an uploaded model file (with ``architecture`` for a
-    state_dict) instead of ``model_name``. ``recipe="notes"`` writes out the notes' code (000:2)
-    instead:
-    ``loss.backward()``, sum of ``|x.grad|`` over channels, ``cvglue.scale_min_max(..., 0, 255,
-    percentile=99)`` and ``np.uint8``; ``method``, ``objective``, ``reduce`` and ``percentile``
-    are then ignored."""
-    _check_choice("recipe", recipe, tuple(RECIPES))
-    _check_choice("method", method, tuple(METHODS))
-    _check_choice("objective", objective, OBJECTIVES)
-    _check_choice("reduce", reduce, REDUCTIONS)
-    target_line = (
-        "target = int(logits.argmax())  # the predicted class"
-        if target is None
-        else f"target = {int(target)}"
-    )
-    if custom_file is None:
-        import_line = "from lessons.saliency.models import load_model"
-        load_line = f"loaded = load_model({model_name!r}, device={device!r})  # eval mode"
-    else:
-        import_line = "from lessons.saliency.models import load_custom_model"
-        load_line = (
-            f"with open({custom_file!r}, 'rb') as f:  # your uploaded file\n"
-            f"    loaded = load_custom_model(f.read(), filename={custom_file!r}, "
-            f"architecture={architecture!r}, device={device!r})"
-        )
-    head = f"""import os
-
-import skimage.data
-import skimage.io
-import torch
-import torch.nn.functional as F
-
-{import_line}
-from lessons.saliency.maps import overlay, scale_percentile
-
-{load_line}
-image = skimage.io.imread(os.path.join(skimage.data.data_dir, {sample!r}))[..., :3]
-x = loaded.preprocess(image)  # (1, 3, H, W); see loaded.describe_preprocessing()
-with torch.no_grad():
-    logits = loaded.model(x)
-{target_line}
-"""
-    reduce_expr = "grad.abs().sum(dim=1)[0]" if reduce == "sum" else "grad.abs().amax(dim=1)[0]"
-    # whole comments (marked), so a Chinese page shows them translated (ui.code.localized)
-    reduce_comment = (
-        N_("|grad| summed over channels") if reduce == "sum" else N_("|grad|, max over channels")
-    )
-    if objective == "logit":
-        score_line = "score = loaded.model(x)[0, target]  # class score (Simonyan et al.)"
-    else:
-        score_line = (
-            "score = F.cross_entropy(loaded.model(x), torch.tensor([target], device=x.device))"
-        )
-    if method == "vanilla":
-        body = f"""
-x = x.clone().requires_grad_(True)
-{score_line}
-(grad,) = torch.autograd.grad(score, x)  # no parameter .grad is written
-saliency = {reduce_expr}.cpu()  # {reduce_comment}
-"""
-    elif method == "grad_x_input":
-        body = f"""
-from lessons.saliency.maps import grad_x_input
-
-saliency = grad_x_input(loaded.model, x, target, objective={objective!r}, reduce={reduce!r})
-"""
-    elif method == "smoothgrad":
-        body = f"""
-from lessons.saliency.maps import smoothgrad
-
-saliency = smoothgrad(
-    loaded.model, x, target, n={n}, sigma={sigma}, seed={seed},
-    objective={objective!r}, reduce={reduce!r},
-)
-"""
-    else:
-        body = f"""
-from lessons.saliency.maps import integrated_gradients
-
-saliency = integrated_gradients(
-    loaded.model, x, target, steps={steps}, baseline={baseline!r},
-    black_level=loaded.black_level(), objective={objective!r}, reduce={reduce!r},
-)
-"""
-    tail = f"""
-saliency_u8 = scale_percentile(saliency, percentile={percentile})  # /(P{percentile:g} + 1e-12)
-picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
-"""
-    if recipe == "notes":
-        body = _NOTES_RECIPE_BODY
-        tail = f"""saliency_u8 = saliency_map[..., 0]  # (H, W) uint8
-picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
-"""
-    return head + body + tail
-
-
-_NOTES_RECIPE_BODY = """
-# The notes' recipe (000:2), made runnable. The notes leave the model and target_loss open;
-# here target_loss is the cross-entropy against the explained class.
-import numpy as np
-
-from lessons.saliency.maps import cvglue_scale_min_max as scale_min_max  # = cvglue.scale_min_max
-
-model = loaded.model  # parameters are frozen (requires_grad=False): backward fills x.grad only
-x = x.clone().requires_grad_(True)
-y = model.forward(x)
-loss = F.cross_entropy(y, torch.tensor([target], device=x.device))  # target_loss(y)
-loss.backward()  # frees the graph's saved tensors; a second backward() needs retain_graph=True
-saliency = torch.sum(torch.abs(x.grad), axis=1)[0].detach().cpu()  # (H, W), before scaling
-
-saliency_map = torch.sum(torch.abs(x.grad), axis=1, keepdims=True)
-saliency_map = saliency_map.detach().cpu().numpy()
-saliency_map = scale_min_max(saliency_map, 0, 255, percentile=99)  # P1..P99 -> 0..255, clipped
-saliency_map = np.uint8(saliency_map[0].transpose((1, 2, 0)))  # (H, W, 1), truncated
-"""

@@ -1,5 +1,5 @@
-"""lessons.saliency.maps: gradients vs direct autograd, localization, sanity check,
-scaling, overlay."""
+"""lessons.saliency.maps: gradients vs direct autograd, localization, the methods, their cost,
+the randomization test, the notes' retain_grad callout."""
 
 from __future__ import annotations
 
@@ -10,30 +10,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 from torch import nn
 
-from core.images import load_sample
 from core.text import T
 from lessons.saliency import maps as S
 from lessons.saliency.models import LoadedModel, load_model
-
-
-@pytest.fixture(scope="module")
-def lite0() -> LoadedModel:
-    return load_model("efficientnet_lite0", device="cpu")
-
-
-@pytest.fixture(scope="module")
-def chelsea() -> np.ndarray:
-    return load_sample("chelsea.png").rgb
-
-
-@pytest.fixture(scope="module")
-def x_cat(lite0: LoadedModel, chelsea: np.ndarray) -> torch.Tensor:
-    return lite0.preprocess(chelsea)
+from lessons.saliency.sanity import read_randomization, spearman
 
 
 class SmallNet(nn.Module):
@@ -228,6 +210,15 @@ class TestTimingAndWarmUp:
             S.smoothgrad(model, x, 0, n=2, batch_size=2)
 
 
+def quadrant_mass(saliency: np.ndarray) -> np.ndarray:
+    """Share of the total saliency in each quadrant: (2, 2) [[TL, TR], [BL, BR]]."""
+    s = saliency.astype(np.float64)
+    h, w = s.shape
+    q = np.array([[s[: h // 2, : w // 2].sum(), s[: h // 2, w // 2 :].sum()],
+                  [s[h // 2 :, : w // 2].sum(), s[h // 2 :, w // 2 :].sum()]])  # fmt: skip
+    return q / q.sum()
+
+
 def compose(obj: np.ndarray, quadrant: int, canvas: str) -> np.ndarray:
     rng = np.random.default_rng(quadrant)
     if canvas == "plain":
@@ -247,7 +238,7 @@ def test_map_localizes_the_object(
     cat = cv2.resize(chelsea, (112, 112), interpolation=cv2.INTER_AREA)
     x = lite0.preprocess(compose(cat, quadrant, canvas))
     saliency = S.vanilla_saliency(lite0.model, x, 285, objective="logit", reduce="max")
-    mass = S.quadrant_mass(saliency)
+    mass = quadrant_mass(saliency.numpy())
     assert int(mass.argmax()) == quadrant, mass
     assert mass.ravel()[quadrant] > 0.4
 
@@ -315,92 +306,7 @@ class TestSmoothGradAndIG:
             S.smoothgrad(model, x, 7, n=2)
 
 
-class TestScaleAndOverlay:
-    def test_all_zero_map_gives_all_zero_image(self) -> None:
-        with np.errstate(all="raise"):
-            out = S.scale_percentile(torch.zeros(5, 7))
-        assert out.dtype == np.uint8 and out.shape == (5, 7) and not out.any()
-
-    def test_matches_reference(self) -> None:
-        s = np.random.default_rng(0).random((20, 30)) ** 3
-        expected = np.round(np.clip(s / (np.percentile(s, 99) + 1e-12), 0, 1) * 255)
-        np.testing.assert_array_equal(S.scale_percentile(s, 99), expected.astype(np.uint8))
-
-    @settings(max_examples=40, deadline=None)
-    @given(
-        s=arrays(
-            np.float32,
-            st.tuples(st.integers(1, 16), st.integers(1, 16)),
-            elements=st.floats(0, 1e6, width=32),
-        ),
-        percentile=st.floats(1, 100),
-    )
-    def test_property_never_divides_by_zero(self, s: np.ndarray, percentile: float) -> None:
-        with np.errstate(all="raise"):
-            out = S.scale_percentile(s, percentile)
-        assert out.shape == s.shape and out.dtype == np.uint8
-        order = np.argsort(s, axis=None, kind="stable")
-        assert (np.diff(out.ravel()[order].astype(int)) >= 0).all()  # monotone
-        if s.max() > 0:
-            # s / (p + 1e-12) reaches 255 once p is far above the 1e-12 guard (p >= 1e-9: 254.7)
-            assert out.max() == 255 or np.percentile(s, percentile) < 1e-9
-
-    def test_exception(self) -> None:
-        with pytest.raises(ValueError, match="2-D map"):
-            S.scale_percentile(np.zeros((2, 2, 2)))
-        with pytest.raises(ValueError, match="percentile must be in"):
-            S.scale_percentile(np.zeros((2, 2)), percentile=0)
-        with pytest.raises(ValueError, match="NaN"):
-            S.scale_percentile(np.full((2, 2), np.nan))
-        with pytest.raises(ValueError, match="colormap must be one of"):
-            S.overlay(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8), 0.5, "rainbowz")
-        with pytest.raises(ValueError, match="alpha must be in"):
-            S.overlay(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8), 1.5)
-
-    def test_overlay_matches_cv2(self) -> None:
-        rng = np.random.default_rng(1)
-        image = rng.integers(0, 256, (8, 10, 3), dtype=np.uint8)
-        sal = rng.integers(0, 256, (8, 10), dtype=np.uint8)
-        heat = cv2.cvtColor(cv2.applyColorMap(sal, cv2.COLORMAP_JET), cv2.COLOR_BGR2RGB)
-        expected = cv2.addWeighted(image, 0.7, heat, 0.3, 0.0)
-        np.testing.assert_array_equal(S.overlay(image, sal, 0.3, "jet"), expected)
-        np.testing.assert_array_equal(S.overlay(image, sal, 0.0), image)
-        # a smaller map is resized to the image
-        assert S.overlay(image, sal[:4, :5], 0.5).shape == image.shape
-
-    def test_png_round_trip(self) -> None:
-        picture = np.random.default_rng(2).integers(0, 256, (6, 5, 3), dtype=np.uint8)
-        decoded = cv2.cvtColor(
-            cv2.imdecode(np.frombuffer(S.png_bytes(picture), np.uint8), cv2.IMREAD_COLOR),
-            cv2.COLOR_BGR2RGB,
-        )
-        np.testing.assert_array_equal(decoded, picture)
-
-
-class TestRandomization:
-    def test_spearman_matches_scipy(self) -> None:
-        scipy_stats = pytest.importorskip("scipy.stats")
-        rng = np.random.default_rng(3)
-        a = rng.integers(0, 5, 200).astype(float)  # many ties
-        b = a + rng.normal(0, 2, 200)
-        assert S.spearman(a, b) == pytest.approx(scipy_stats.spearmanr(a, b).statistic, abs=1e-12)
-        np.testing.assert_allclose(S.rankdata(a), scipy_stats.rankdata(a))
-        assert S.spearman(a, a) == pytest.approx(1.0)
-        assert np.isnan(S.spearman(np.zeros(5), np.arange(5)))
-
-    @settings(max_examples=30, deadline=None)
-    @given(a=arrays(np.float64, st.integers(2, 40), elements=st.floats(-10, 10)))
-    def test_property_spearman_of_monotone_map_is_one(self, a: np.ndarray) -> None:
-        if np.unique(a).size < 2:
-            return
-        assert S.spearman(a, 2 * a) == pytest.approx(1.0)  # scaling by 2 is exact
-        assert S.spearman(a, -a) == pytest.approx(-1.0)
-
-    def test_layers_top_down(self, lite0: LoadedModel) -> None:
-        layers = S.randomizable_layers(lite0.model)
-        assert layers[:4] == ["_fc", "_bn1", "_conv_head", "_blocks.15"]
-        assert layers[-1] == "_conv_stem" and len(layers) == 21
-
+class TestRandomizationTest:
     def test_randomization_lowers_correlation(
         self, lite0: LoadedModel, x_cat: torch.Tensor
     ) -> None:
@@ -416,14 +322,14 @@ class TestRandomization:
         assert steps[-1] == pytest.approx(1.0)
         after = lite0.model.state_dict()
         assert all(torch.equal(before[k], after[k]) for k in before)  # the original is untouched
-        reading = S.read_randomization(result)
+        reading = read_randomization(result)
         assert "passes" in reading
         # a template the page translates, with the numbers as its values
         assert isinstance(reading, T) and "{first}" in reading.template
         assert reading.args["layer"] == "_fc" and reading.args["k"] == 3
         # a control: the unrandomized model reproduces its own map exactly
         again = S.vanilla_saliency(lite0.model, x_cat, 285)
-        assert S.spearman(again, S.vanilla_saliency(lite0.model, x_cat, 285)) == 1.0
+        assert spearman(again, S.vanilla_saliency(lite0.model, x_cat, 285)) == 1.0
 
     def test_exception(self, lite0: LoadedModel, x_cat: torch.Tensor) -> None:
         with pytest.raises(ValueError, match="unknown layer name.*'_head'"):
@@ -434,139 +340,6 @@ class TestRandomization:
             S.randomization_test(lite0.model, x_cat, 285, "gradcam", 1)
 
 
-class TestSnippet:
-    @pytest.mark.parametrize(
-        ("objective", "reduce"), [("logit", "max"), ("loss", "sum")]
-    )  # fmt: skip
-    def test_vanilla_snippet_runs_and_matches(
-        self, lite0: LoadedModel, x_cat: torch.Tensor, objective: str, reduce: str
-    ) -> None:
-        code = S.snippet_for("vanilla", target=285, objective=objective, reduce=reduce)
-        namespace: dict = {}
-        exec(compile(code, "<snippet>", "exec"), namespace)
-        expected = S.vanilla_saliency(lite0.model, x_cat, 285, objective=objective, reduce=reduce)
-        torch.testing.assert_close(namespace["saliency"], expected, atol=1e-6, rtol=0)
-        assert namespace["picture"].shape == (224, 224, 3)
-
-    def test_smoothgrad_snippet_runs_and_matches(
-        self, lite0: LoadedModel, x_cat: torch.Tensor
-    ) -> None:
-        code = S.snippet_for("smoothgrad", target=None, n=2, sigma=0.1, seed=3)
-        namespace: dict = {}
-        exec(compile(code, "<snippet>", "exec"), namespace)
-        assert namespace["target"] == 285
-        expected = S.smoothgrad(lite0.model, x_cat, 285, n=2, sigma=0.1, seed=3)
-        torch.testing.assert_close(namespace["saliency"], expected, atol=1e-6, rtol=0)
-
-    def test_every_method_snippet_compiles(self) -> None:
-        for method in S.METHODS:
-            compile(S.snippet_for(method), "<snippet>", "exec")
-        code = S.snippet_for("vanilla", custom_file="mine.pt", architecture="resnet18")
-        compile(code, "<snippet>", "exec")
-        assert "load_custom_model" in code
-
-
-def notes_formula(s: np.ndarray) -> np.ndarray:
-    """The issue's formula, written independently: np.uint8(clip(255 (s - P1) / (P99 - P1)))."""
-    p1, p99 = np.percentile(s, 1), np.percentile(s, 99)
-    return np.clip(255 * (s - p1) / (p99 - p1), 0, 255).astype(np.uint8)
-
-
-class TestNotesRecipe:
-    """000:2: loss gradient, sum |grad| over channels, cvglue.scale_min_max(.., 99), uint8."""
-
-    def test_hand_computed_example(self) -> None:
-        s = np.arange(101, dtype=np.float32)  # P1 = 1, P99 = 99 (linear interpolation)
-        out = S.scale_like_notes(s)
-        assert out.dtype == np.uint8
-        # 255 * 49 / 98 = 127.5 -> 127 (truncated); 255 * 1 / 98 = 2.6 -> 2; 0 and 1 clip to 0
-        assert [int(out[i]) for i in (0, 1, 2, 50, 98, 99, 100)] == [0, 0, 2, 127, 252, 255, 255]
-        # the app divides by P99 and rounds: 50 / 99 * 255 = 128.8 -> 129
-        assert int(S.scale_percentile(s.reshape(1, -1), 99)[0, 50]) == 129
-
-    def test_keeps_the_notes_shape_and_float32(self) -> None:
-        s = np.random.default_rng(4).random((1, 1, 6, 5), dtype=np.float32)
-        scaled = S.cvglue_scale_min_max(s, 0, 255, percentile=99)
-        assert scaled.shape == (1, 1, 6, 5) and scaled.dtype == np.float32
-        assert scaled.min() == 0 and scaled.max() == 255
-        assert S.cvglue_scale_min_max(s, -1.0, 1.0).min() == -1.0  # percentile 100 = min-max
-
-    def test_matches_reference_on_chelsea(self, lite0: LoadedModel, x_cat: torch.Tensor) -> None:
-        sal = S.vanilla_saliency(lite0.model, x_cat, 285, objective="loss", reduce="sum")
-        ours = S.scale_like_notes(sal)
-        np.testing.assert_array_equal(ours, notes_formula(sal.numpy()))
-        # the notes' own steps: loss.backward(), x.grad, keepdims, [0].transpose, np.uint8
-        xx = x_cat.clone().requires_grad_(True)
-        F.cross_entropy(lite0.model.forward(xx), torch.tensor([285])).backward()
-        saliency_map = torch.sum(torch.abs(xx.grad), axis=1, keepdims=True).detach().numpy()
-        scaled = np.uint8(notes_formula(saliency_map)[0].transpose((1, 2, 0)))
-        np.testing.assert_array_equal(ours, scaled[..., 0])
-
-    def test_app_default_differs_from_the_notes(
-        self, lite0: LoadedModel, x_cat: torch.Tensor
-    ) -> None:
-        loss_map = S.vanilla_saliency(lite0.model, x_cat, 285, objective="loss", reduce="sum")
-        same_map = S.compare_scalings(loss_map)
-        # measured on chelsea: up to 8 grey levels apart, 98.9% of the pixels differ
-        assert same_map.max_diff is not None and 6 <= same_map.max_diff <= 10
-        assert same_map.share_differing is not None and same_map.share_differing > 0.9
-        assert 0 < same_map.p_low < same_map.p_high
-        np.testing.assert_array_equal(same_map.notes, S.scale_like_notes(loss_map))
-        np.testing.assert_array_equal(same_map.app, S.scale_percentile(loss_map, 99))
-        # the whole default recipe (class score, /P99, rounded) is far from the notes' map
-        score_map = S.vanilla_saliency(lite0.model, x_cat, 285, objective="logit", reduce="sum")
-        full = np.abs(S.scale_percentile(score_map, 99).astype(int) - same_map.notes.astype(int))
-        assert full.max() > 100
-
-    @settings(max_examples=60, deadline=None)
-    @given(
-        s=arrays(
-            st.sampled_from([np.float32, np.float64]),
-            st.tuples(st.integers(1, 16), st.integers(1, 16)),
-            elements=st.floats(0, 1e6, width=32),
-        )
-    )
-    def test_property_bit_for_bit(self, s: np.ndarray) -> None:
-        if np.percentile(s, 99) == np.percentile(s, 1):
-            with pytest.raises(ValueError, match="undefined"):
-                S.scale_like_notes(s)
-            return
-        np.testing.assert_array_equal(S.scale_like_notes(s), notes_formula(s))
-
-    def test_flat_map(self) -> None:
-        flat = np.full((4, 4), 0.25, dtype=np.float32)
-        with np.errstate(all="ignore"):  # why the app refuses: the formula gives 0 / 0 = NaN
-            assert np.isnan(255 * (flat - 0.25) / (0.25 - 0.25)).all()
-        with pytest.raises(ValueError, match=r"undefined for this map: P99 == P1 == 0\.25"):
-            S.scale_like_notes(flat)
-        compared = S.compare_scalings(flat)
-        assert compared.notes is None and compared.max_diff is None
-        assert "divide by zero" in (compared.notes_error or "")
-        assert compared.app.max() == 255  # the app: 0.25 / (0.25 + 1e-12) -> full colour
-
-    def test_exception(self) -> None:
-        with pytest.raises(ValueError, match=r"percentile must be in \(50, 100\]"):
-            S.cvglue_scale_min_max(np.arange(4.0), 0, 255, percentile=50)
-        with pytest.raises(ValueError, match="max_v must be greater than min_v"):
-            S.cvglue_scale_min_max(np.arange(4.0), 255, 0)
-        with pytest.raises(ValueError, match="NaN or Inf"):
-            S.scale_like_notes(np.array([0.0, np.inf]))
-        with pytest.raises(ValueError, match="empty"):
-            S.scale_like_notes(np.zeros((0, 3)))
-        with pytest.raises(ValueError, match="recipe must be one of"):
-            S.snippet_for(recipe="cvglue")
-
-    def test_notes_snippet_runs_and_matches(self, lite0: LoadedModel, x_cat: torch.Tensor) -> None:
-        code = S.snippet_for("smoothgrad", target=285, recipe="notes")  # method is ignored
-        assert "loss.backward()" in code
-        assert "scale_min_max(saliency_map, 0, 255, percentile=99)" in code
-        namespace: dict = {}
-        exec(compile(code, "<snippet>", "exec"), namespace)
-        expected = S.vanilla_saliency(lite0.model, x_cat, 285, objective="loss", reduce="sum")
-        torch.testing.assert_close(namespace["saliency"], expected, atol=0, rtol=0)
-        np.testing.assert_array_equal(namespace["saliency_u8"], S.scale_like_notes(expected))
-        assert namespace["picture"].shape == (224, 224, 3)
-        assert all(p.grad is None for p in lite0.model.parameters())  # frozen: x.grad only
 
 
 class TestNotesCallout:
@@ -598,6 +371,7 @@ class TestNotesCallout:
             S.read_retain_run("nothing")
 
 
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_matches_cpu(lite0: LoadedModel, chelsea: np.ndarray) -> None:
@@ -606,7 +380,7 @@ def test_cuda_matches_cpu(lite0: LoadedModel, chelsea: np.ndarray) -> None:
     assert x_gpu.device.type == "cuda"
     on_gpu = S.vanilla_saliency(gpu.model, x_gpu, 285, reduce="max")
     on_cpu = S.vanilla_saliency(lite0.model, lite0.preprocess(chelsea), 285, reduce="max")
-    assert S.spearman(on_gpu, on_cpu) > 0.99
+    assert spearman(on_gpu, on_cpu) > 0.99
     assert S.smoothgrad(gpu.model, x_gpu, 285, n=4).shape == (224, 224)
 
 
@@ -678,3 +452,41 @@ class TestEstimateSanity:
         with unittest.mock.patch.object(S, "compute_saliency", counting):
             S.randomization_test(model, x, 1, "smoothgrad", 2, n=3)
         assert sum(sent) == S.estimate_sanity("smoothgrad", 2, n=3, per_image_ms=1.0).images
+
+
+def _choice(**changes: object) -> S.MapChoice:
+    values = dict(target=285, recipe="app", method="smoothgrad", objective="logit", reduce="sum",
+                  n=4, sigma=0.2, steps=32, baseline="black", percentile=99.0, alpha=0.5,
+                  colormap="jet", seed=7)  # fmt: skip
+    return S.MapChoice(**{**values, **changes})
+
+
+class TestMapChoice:
+    def test_params_run_the_chosen_map(self) -> None:
+        model, x = SmallNet().eval(), torch.randn(1, 3, 10, 10)
+        choice = _choice(target=3)
+        params = choice.params(black_level=-1.0)
+        assert params["seed"] == 7 and params["black_level"] == -1.0
+        result = S.compute_saliency(model, x, choice.target, choice.method, **params)
+        expected = S.smoothgrad(model, x, 3, n=4, sigma=0.2, seed=7)
+        torch.testing.assert_close(result.saliency, expected)
+
+    def test_keys_name_everything_the_map_depends_on(self) -> None:
+        choice = _choice()
+        key = choice.key("lite0 · cpu", "abc")
+        assert key == ("lite0 · cpu", "abc", 285, "smoothgrad", choice.params_key())
+        assert choice.key("lite0 · cpu", "abc", "vanilla")[3] == "vanilla"  # the placeholder's
+        others = [_choice(seed=8), _choice(n=5), _choice(sigma=0.3), _choice(reduce="max"),
+                  _choice(objective="loss"), _choice(steps=16),
+                  _choice(baseline="blur")]  # fmt: skip
+        assert len({other.params_key() for other in others} | {choice.params_key()}) == 8
+        # drawing options do not change the map, so they are not in its key
+        assert _choice(alpha=0.9, colormap="bone").key("m", "i") == choice.key("m", "i")
+
+    def test_exception(self) -> None:
+        with pytest.raises(ValueError, match="method must be one of .*, got 'gradcam'"):
+            _choice(method="gradcam")
+        with pytest.raises(ValueError, match="recipe must be one of"):
+            _choice(recipe="cvglue")
+        with pytest.raises(ValueError, match="baseline must be one of"):
+            _choice(baseline="white")

@@ -197,7 +197,7 @@ def test_timing_is_labelled_and_excludes_the_warm_up(open_page, monkeypatch):
     note = next(c.value for c in at.caption if c.value.startswith("Timed once"))
     assert "1 image(s) in 1 forward + backward pass(es)" in note
     assert "Model loading is not included" in note
-    assert "warm-up pass after loading (" in note and "benchmarks/saliency.py" in note
+    assert "warm-up pass after loading (" in note and "python -m benchmarks.saliency" in note
     forward = next(m for m in at.metric if m.label == "Forward")
     assert "Excluded: model loading" in forward.help
 
@@ -237,6 +237,7 @@ def test_recipes_default_and_the_notes(open_page):
     from core.images import load_sample
     from lessons.saliency import maps as S
     from lessons.saliency.models import load_model
+    from lessons.saliency.scaling import compare_scalings
 
     at = open_page("saliency")
     assert not at.exception and not at.error, errors(at)
@@ -246,7 +247,7 @@ def test_recipes_default_and_the_notes(open_page):
     lite0 = load_model("efficientnet_lite0", device="cpu")
     x = lite0.preprocess(load_sample("chelsea.png").rgb)
     score_map = S.vanilla_saliency(lite0.model, x, 285, objective="logit", reduce="sum")
-    expected = S.compare_scalings(score_map)
+    expected = compare_scalings(score_map)
     assert expected.max_diff is not None and expected.max_diff > 0
     assert any(f"up to **{expected.max_diff} grey levels**" in m.value for m in at.markdown)
     assert any("Why the app's recipe is the default" in s.value for s in at.subheader)
@@ -266,7 +267,7 @@ def test_recipes_default_and_the_notes(open_page):
     assert "loss.backward()" in snippet and "np.uint8(saliency_map[0]" in snippet
     assert any("A variation of the notes 000:2 example" in c.value for c in at.caption)
     loss_map = S.vanilla_saliency(lite0.model, x, 285, objective="loss", reduce="sum")
-    notes_side = S.compare_scalings(loss_map)
+    notes_side = compare_scalings(loss_map)
     assert any(f"up to **{notes_side.max_diff} grey levels**" in m.value for m in at.markdown)
 
     at.radio(key="saliency.recipe").set_value("app").run()
@@ -328,10 +329,11 @@ def _sample_bytes(name: str) -> bytes:
 
 
 def test_target_widgets_show_the_explained_class_after_an_upload(open_page):
-    """Issue 12: 'Any class' -> tiger, switch to Upload, upload a photo. The radio and the box
-    were restored through the Session State API *and* given defaults (index=); a browser draws a
-    widget it had dropped from its default, so they showed 'Predicted class' and the new top-1
-    while the map explained 292. What a freshly drawn widget shows must be what is explained."""
+    """'Any class' -> tiger, switch to Upload, upload a photo: the radio and the box still show
+    the explained class. Restored through the Session State API *and* given defaults (index=),
+    they would be drawn by the browser from their defaults after it had dropped them ('Predicted
+    class' and the new top-1) while the map explained 292. What a freshly drawn widget shows must
+    be what is explained."""
     at = open_page("saliency")
     at.radio(key="saliency.target_mode").set_value("Any class").run()
     at.selectbox(key="saliency.target_class").select(292).run()
@@ -431,6 +433,7 @@ def test_a_cold_link_to_a_heavy_map_waits_for_the_click_then_computes_it(monkeyp
     from core.images import load_sample
     from lessons.saliency import maps as S
     from lessons.saliency.models import load_model
+    from lessons.saliency.scaling import NOTES_PERCENTILE, compare_scalings, mass_above_percentile
     from ui.settings import DEFAULT_SEED
 
     real_estimate = S.estimate_run
@@ -472,9 +475,9 @@ def test_a_cold_link_to_a_heavy_map_waits_for_the_click_then_computes_it(monkeyp
     text = "\n".join(m.value for m in at.markdown)
     prob = float(torch.softmax(result.logits, 0)[292])
     assert f"Explaining **292: tiger** (p = {prob:.3f})" in text
-    share = S.mass_above_percentile(result.saliency, 95)
+    share = mass_above_percentile(result.saliency, 95)
     assert f"95th percentile are drawn at full colour; they hold {share:.1%}" in text
-    scalings = S.compare_scalings(result.saliency, S.NOTES_PERCENTILE)
+    scalings = compare_scalings(result.saliency, NOTES_PERCENTILE)
     assert f"P1 = {scalings.p_low:.4g} and P99 = {scalings.p_high:.4g}" in text
     assert "n=9, sigma=0.3" in at.get("code")[-1].value
 

@@ -1,0 +1,75 @@
+"""lessons.saliency.explanations: each text says the live numbers, as a template the page
+translates (its msgid is in the saliency catalog)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from babel.messages.pofile import read_po
+
+from core.text import T
+from lessons.saliency import explanations as E
+from lessons.saliency.maps import SaliencyResult
+from lessons.saliency.scaling import compare_scalings
+from tools.i18n import po_path
+
+
+def _result(method: str = "vanilla", objective: str = "logit", **extra) -> SaliencyResult:
+    return SaliencyResult(method, objective, "sum", 285, torch.zeros(4, 4), torch.zeros(10),
+                          forward_ms=30.0, backward_ms=50.0, **extra)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def catalog() -> set[str]:
+    with po_path("saliency", "zh_CN").open("rb") as po:
+        return {message.id for message in read_po(po) if message.id and message.string}
+
+
+def test_every_text_is_a_translated_template(catalog):
+    comparison = compare_scalings(np.arange(100.0).reshape(10, 10))
+    texts = [
+        E.model_help([]), E.model_help(["ResNet-18"]), E.upload_help(), E.recipe_help(),
+        E.provenance(True, False, 0.4, 0.2, 0.0), E.provenance(False, True, 0.4, 0.2, 0.0),
+        E.provenance(False, False, 0.4, 0.2, 3.0), E.recipe_caption(True, "notes 000:2"),
+        E.recipe_caption(False, "notes 000:2"), E.timing_help(_result(images=1)),
+        E.timing_note(_result(images=4), "cpu", None, E.provenance(True, False, 1, 1, 0)),
+        E.sanity_cost(6, 7, 1.1), E.notes_recipe_intro("notes 000:2"),
+        E.scalings_differ(comparison, "logit"), E.scalings_differ(comparison, "loss"),
+        E.why_the_app_recipe(0.78),
+    ]  # fmt: skip
+    texts += E.how_it_was_made(
+        _result("integrated_gradients", "loss", images=8, completeness=(1.0, 1.1)),
+        class_name="tabby", prob=0.5, notes_scaled=True, comparison=comparison, percentile=99,
+        share=0.05, n=25, sigma=0.15,
+    )  # fmt: skip
+    for text in texts:
+        assert isinstance(text, T) and text.template in catalog, text.template
+    constants = [E.ARCHITECTURE_HELP, E.UPLOAD_HINT, E.UNAVAILABLE_OFFLINE, E.UPLOAD_FIRST,
+                 E.MAP_LABEL, E.MAP_COMPUTING, E.MAP_ALT, E.EXPLAINING, E.RETIME_HELP, E.RETIMED,
+                 E.SANITY_INTRO, E.SANITY_TOGGLE_HELP, E.FLAT_MAP_APP_SCALING, E.SIGMA_HELP,
+                 E.NOTES_SCALING, E.OBJECTIVE_HELP]  # fmt: skip
+    assert [text for text in constants if text not in catalog] == []
+
+
+def test_texts_quote_the_numbers():
+    how = E.how_it_was_made(
+        _result("smoothgrad", images=25), class_name="tabby", prob=0.78, notes_scaled=False,
+        comparison=compare_scalings(np.arange(100.0).reshape(10, 10)), percentile=95.0,
+        share=0.0523, n=25, sigma=0.15,
+    )  # fmt: skip
+    assert "**tabby** a probability of 0.780" in how[0] and "d score / d pixel" in how[0]
+    assert "95th percentile are drawn at full colour; they hold 5.2%" in how[1]
+    assert "SmoothGrad averaged 25 noisy copies (sigma 0.15)" in how[2] and len(how) == 3
+    note = E.timing_note(_result(images=4), "cpu", 812.0, E.provenance(True, False, 0.4, 0.2, 0))
+    assert "4 image(s) in 1 forward + backward pass(es) on `cpu` (8 + 12 ms per image)" in note
+    assert "warm-up pass after loading (812 ms) is not included" in note
+    assert note.endswith("Computed just now in 0.4 s (announced: about 0.2 s).")
+    assert isinstance(note.args["provenance"], T)  # translated by the page as well
+    assert "weight 0.220" in E.why_the_app_recipe(0.78)
+
+
+def test_scalings_differ_needs_both_scalings():
+    flat = compare_scalings(np.full((4, 4), 0.5))
+    with pytest.raises(ValueError, match="undefined for this map"):
+        E.scalings_differ(flat, "logit")
