@@ -10,7 +10,8 @@ import time
 import torch
 from torch import nn
 
-from lessons.batchnorm.layer import BNState, Stream, manual_batchnorm, simulate
+from lessons.batchnorm.layer import BNState, manual_batchnorm, simulate
+from lessons.batchnorm.stream import Stream
 
 
 def best_of(fn, repeats: int = 30) -> float:

@@ -15,7 +15,7 @@ from tests.app.conftest import open_tab
 NOTES_TAB = "batchnorm.notes_tab"
 
 STEPS_KEY = "batchnorm.steps"
-DEFAULT_STEPS = 60  # lessons/batchnorm/page.py: the page opens on a layer trained this many steps
+DEFAULT_STEPS = 60  # lessons/batchnorm/controls.py: the page opens on a layer trained this long
 
 
 def metrics(at) -> dict[str, str]:
@@ -59,7 +59,7 @@ def test_smoke_defaults(page):
 
 
 def test_main_chart_has_trained_data_on_arrival(page):
-    """Issue 12: the running-statistics chart was empty until "Train" was pressed."""
+    """The running-statistics chart shows a trained layer on arrival, before any click."""
     spec = chart_spec(page, 0)
     running = [t for t in spec["data"] if t.get("name") == "running_mean/var"]
     assert len(running) == 2  # mean and variance panels
@@ -73,7 +73,7 @@ def test_main_chart_has_trained_data_on_arrival(page):
 
 @pytest.mark.parametrize("index", [0, 1])
 def test_legends_sit_above_the_plot(page, index):
-    """Issue 12: the horizontal legend sat below the plot, over the x-axis title."""
+    """The horizontal legend sits above the plot, clear of the x-axis title."""
     layout = chart_spec(page, index)["layout"]
     legend = layout.get("legend", {})
     assert legend.get("orientation") == "h"
@@ -235,7 +235,7 @@ def test_zero_std_shift_factor(page):
 
 
 # ------------------------------------------------------------------------------------------
-# Section 5: the notes' lessons, run live (issue 11)
+# Section 4: the notes' lessons, run live
 # ------------------------------------------------------------------------------------------
 
 
@@ -246,7 +246,7 @@ def _real_element(at, sample: int, channel: int, position: int, gamma: float, be
     import torch
     from torch import nn
 
-    from lessons.batchnorm.layer import Stream, sample_batch
+    from lessons.batchnorm.stream import Stream, sample_batch
 
     stream = Stream(mean=(2.0, -1.0, 0.5), std=(3.0, 0.5, 1.0))
     x = sample_batch(stream, DEFAULT_STEPS - 1, batch_size, spatial,
@@ -347,7 +347,7 @@ def test_notes_callouts_and_citations(page):
 
 
 def test_module_tabs_run_only_when_open(page):
-    # Lazy tabs (issue 12): a training step redraws only the open explanation, and a kept
+    # Lazy tabs: a training step redraws only the open explanation, and a kept
     # control inside a closed tab comes back as it was, without a Session State warning.
     at = page
     assert at.session_state["batchnorm.module_tab"] == "Parameters vs buffers"
@@ -365,7 +365,7 @@ def test_module_tabs_run_only_when_open(page):
 
 
 def test_notes_demos_run_only_when_open(page):
-    # Lazy tabs (issue 12): on arrival only the formula demo runs; the two trained modules of
+    # Lazy tabs: on arrival only the formula demo runs; the two trained modules of
     # the repeated-evaluation demo are not built until their tab opens.
     at = page
     assert at.session_state[NOTES_TAB] == "The formula"
@@ -382,7 +382,7 @@ def test_notes_demos_run_only_when_open(page):
 
 
 # ------------------------------------------------------------------------------------------
-# Lesson links (issue 14): every control is in the URL, and a link opens the same view cold
+# Lesson links: every control is in the URL, and a link opens the same view cold
 # ------------------------------------------------------------------------------------------
 
 
@@ -404,11 +404,12 @@ def eval_verdict(at) -> str:
 def core_running_mean(steps: int, channel: int, seed: int, *, momentum: float | None = 0.1,
                       mean=(2.0, -1.0, 0.5)) -> float:
     """running_mean of ``channel`` after ``steps`` steps on the page's default stream, by core."""
-    from lessons.batchnorm import layer as bn
+    from lessons.batchnorm.layer import simulate
+    from lessons.batchnorm.stream import Stream
 
-    history = bn.simulate(bn.Stream(mean=mean, std=(3.0, 0.5, 1.0)), steps, 16, spatial=(4, 4),
-                          momentum=momentum, eps=1e-5, affine=True, track_running_stats=True,
-                          seed=seed)
+    history = simulate(Stream(mean=mean, std=(3.0, 0.5, 1.0)), steps, 16, spatial=(4, 4),
+                       momentum=momentum, eps=1e-5, affine=True, track_running_stats=True,
+                       seed=seed)
     return history.state.running_mean[channel].item()
 
 
@@ -539,8 +540,8 @@ def click_tab(at, key: str, label: str):
 
 
 def test_controls_survive_a_page_switch(page):
-    """ui/state.py is gone: persist_state keeps every section's controls, lazy tabs included,
-    and the open tabs."""
+    """persist_state keeps every section's controls, lazy tabs included, and the open tabs,
+    across a visit to another page."""
     at = page
     for key, kind, value, tab in KEPT:
         if tab:
@@ -559,3 +560,13 @@ def test_controls_survive_a_page_switch(page):
         assert getattr(at, kind)(key=key).value == value, key
     assert "**7** training steps" in texts(at.markdown)
     assert "Current PyTorch momentum 0.25 ↔ Keras momentum **0.75**." in texts(at.markdown)
+
+
+def test_chinese_explanations_keep_their_translations():
+    """Texts built in lessons/batchnorm/explanations.py are translated on the page, the values
+    inside them too (the eval() source is a text of its own)."""
+    at = open_link({"lang": "zh"})
+    verdict = " ".join(e.value for e in (*at.success, *at.warning, *at.info)
+                       if "**eval()**" in e.value)
+    assert f"**eval()** 用的是运行统计量（已跟踪 {DEFAULT_STEPS} 个 batch 后" in verdict
+    assert "used" not in verdict
