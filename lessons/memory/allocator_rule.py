@@ -220,6 +220,34 @@ def check_allocator_claims() -> tuple[ClaimCheck, ...]:
     )
 
 
+#: Over the claims' table; ``{ref}`` is the notes' place, cited in the reader's language.
+CLAIMS_CAPTION = N_(
+    "Each claim of the {ref}-5 passage, decided by a live run of the simulator "
+    "(it follows c10/cuda/CUDACachingAllocator.cpp) or of the installed torch."
+)
+#: Under the callouts: how to see the real allocator do the same (``{scenario}``: its name).
+ON_A_GPU = N_(
+    "On a GPU, choose it above and run the guided scenario '{scenario}' to see the "
+    "real allocator place the same requests."
+)
+
+
+def claim_rows(claims: tuple[ClaimCheck, ...], *, english: bool) -> list[dict[str, Any]]:
+    """One table row per claim: where in the notes, their words (and, for an ``english``
+    reader, the claim in English), whether it holds and the measured evidence (headers and
+    texts to translate are ``T``)."""
+    return [
+        {
+            T("notes"): c.ref,
+            T("the notes say"): c.quote_zh,
+            **({"in English": c.claim_en} if english else {}),
+            T("holds"): T("yes") if c.holds else T("no"),
+            T("measured"): c.evidence,
+        }
+        for c in claims
+    ]
+
+
 @contextlib.contextmanager
 def warnings_recorded() -> Iterator[list[Any]]:
     """``warnings.catch_warnings(record=True)`` with every warning shown (a tiny shorthand)."""

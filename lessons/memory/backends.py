@@ -383,6 +383,21 @@ def process_wide_calls_allowed(backend: MemoryBackend, policy: GpuMemoryPolicy) 
     return bool(getattr(backend, "simulated", False)) or policy == "exclusive"
 
 
+def measuring_device(device: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where a demo that resets the device's peak statistics (a process-wide call) may measure:
+    ``device`` when it is a GPU of one user's own (``exclusive``), else ``"cpu"`` (a shared GPU,
+    or an unknown policy, whose error the page shows at the top).
+
+    >>> measuring_device("cuda:0", {GPU_MEMORY_ENV: "exclusive"}), measuring_device("cuda:0", {})
+    ('cuda:0', 'cpu')
+    """
+    try:
+        exclusive = gpu_memory_policy(environ) == "exclusive"
+    except ValueError:
+        exclusive = False
+    return device if device.startswith("cuda") and exclusive else "cpu"
+
+
 # ---------------------------------------------------------------------------------- ledger
 @dataclass(frozen=True)
 class HeldTensor:
@@ -552,6 +567,73 @@ def request_bytes(
     exact = size * UNITS[unit]  # a float: may be far beyond any device, even infinite
     _check_fits(exact, shown, max_bytes)
     return int(math.ceil(exact)), shown
+
+
+#: The longest shape text the Allocate form takes: a shape is a few numbers, a link's longer
+#: text is not one.
+SHAPE_MAX_CHARS = 200
+
+
+def is_usable_shape(text: str) -> bool:
+    """Whether a link's shape text is one the page can allocate from (else it opens at the
+    default shape): :func:`parse_shape` takes it, and it is at most :data:`SHAPE_MAX_CHARS`.
+
+    >>> is_usable_shape("3, 224, 224"), is_usable_shape("ten, 3")
+    (True, False)
+    """
+    if len(text) > SHAPE_MAX_CHARS:
+        return False
+    try:
+        parse_shape(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class AllocationRequest:
+    """What the Allocate form asks for: ``nbytes`` under a ``label``, as a tensor of ``shape``
+    (``None`` for a request by size, made as ``uint8`` bytes) and ``dtype``."""
+
+    nbytes: int
+    label: str
+    shape: tuple[int, ...] | None = None
+    dtype: str = "uint8"
+
+
+def form_request(
+    by_shape: bool,
+    size: float | None = None,
+    unit: str = "MB",
+    shape_text: str = "",
+    dtype: str = "float32",
+    *,
+    max_bytes: int | None = None,
+) -> AllocationRequest:
+    """The Allocate form's request: ``size`` ``unit`` s, or (``by_shape``) a tensor of the shape
+    ``shape_text`` and ``dtype``. Raises ``ValueError`` as :func:`request_bytes` and
+    :func:`parse_shape` do (:func:`refusal_message` turns it into the page's message).
+
+    >>> form_request(True, shape_text="2, 3", dtype="float16")
+    AllocationRequest(nbytes=12, label='float16[2, 3]', shape=(2, 3), dtype='float16')
+    """
+    if by_shape:
+        shape = parse_shape(shape_text)
+        nbytes, label = request_bytes(shape=shape, dtype=dtype, max_bytes=max_bytes)
+        return AllocationRequest(nbytes, label, shape, dtype)
+    nbytes, label = request_bytes(size, unit, max_bytes=max_bytes)
+    return AllocationRequest(nbytes, label)
+
+
+def refusal_message(error: ValueError) -> str:
+    """The page's message for a refused request: the error as a sentence, with a hint of a
+    good request unless the error is a ``Refused: ...`` (which says why already)."""
+    reason = error.args[0] if len(error.args) == 1 else str(error)
+    if str(reason).endswith("."):
+        reason = str(reason).rstrip(".")
+    if str(reason).startswith("Refused"):
+        return T("{error}.", error=reason)
+    return T("{error}. Hint: a positive size, or a shape like '1024, 1024'.", error=reason)
 
 
 def _check_fits(nbytes: int | float, label: str, max_bytes: int | None) -> None:

@@ -1,6 +1,6 @@
 """The snippet builder: Python that replays a list of scenario steps with real ``torch.cuda``
 calls, printing the allocator's numbers after each step so its output can be compared with the
-page (or the simulator) line by line.
+page (or the simulator) line by line; and :class:`SnippetLog`, what one session did, for it.
 
 >>> from lessons.memory.scenarios import Step
 >>> print(snippet_for([Step("alloc", name="x", nbytes=4)]).splitlines()[-2])
@@ -9,9 +9,11 @@ x = alloc(lambda: torch.empty(4, dtype=torch.uint8, device=dev))
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from lessons.memory.allocator_sim import MiB, format_size
 from lessons.memory.backends import DTYPES
-from lessons.memory.scenarios import Step
+from lessons.memory.scenarios import ScenarioRun, Step
 
 _PRELUDE = '''import torch
 
@@ -96,3 +98,44 @@ def snippet_for(steps: tuple[Step, ...] | list[Step], device: str = "cuda:0") ->
         if step.note:
             lines[-1] += f"  # {step.note}"
     return "\n".join(lines) + "\n"
+
+
+@dataclass
+class SnippetLog:
+    """What one browser session did on each backend, for the snippet that reproduces it:
+    ``steps`` by backend key, and ``names``, the snippet's variable of each tensor id that is
+    not ``t<id>`` (a guided scenario's ``a``, ``big``, ...).
+
+    >>> log = SnippetLog()
+    >>> log.add("sim:8", [Step("alloc", name="t1", nbytes=4)])
+    >>> log.name(1), "t1 = alloc(" in log.snippet("sim:8", "cuda:0"), log.snippet("sim:24", "")
+    ('t1', True, None)
+    """
+
+    steps: dict[str, list[Step]] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+
+    def name(self, tensor_id: int) -> str:
+        """The snippet's variable for a tensor: ``t<id>``, or its name in a guided scenario."""
+        return self.names.get(tensor_id, f"t{tensor_id}")
+
+    def add(self, backend_key: str, steps: list[Step]) -> None:
+        self.steps.setdefault(backend_key, []).extend(steps)
+
+    def restart(self, backend_key: str, run: ScenarioRun, live_ids: set[int]) -> None:
+        """After ``run``: a scenario starts by freeing this session's tensors and emptying the
+        cache, so the snippet restarts from its steps; the tensors still alive (``live_ids``)
+        keep their scenario names."""
+        self.steps[backend_key] = list(run.scenario.steps)
+        self.names.update(
+            {o.tensor_id: o.step.name for o in run.outcomes if o.tensor_id in live_ids}
+        )
+
+    def forget(self, backend_key: str) -> None:
+        """Drop a backend's steps (its simulator was replaced, its tensors are gone)."""
+        self.steps.pop(backend_key, None)
+
+    def snippet(self, backend_key: str, device: str) -> str | None:
+        """:func:`snippet_for` the backend's steps on ``device``; ``None`` before any step."""
+        steps = self.steps.get(backend_key)
+        return snippet_for(steps, device) if steps else None

@@ -9,9 +9,36 @@ error instead of the OOM. :func:`conv_oom_demo` shows where memory runs out for 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from lessons.memory.allocator_sim import GiB, MiB, SimulatedOutOfMemory
+from core.text import N_, T
+from lessons.memory.allocator_sim import GiB, MiB, SimulatedOutOfMemory, format_size
 from lessons.memory.backends import SimulatedGpu
+
+#: The error the notes quote (002:1360), as the console prints it.
+NOTES_ERROR = "Unable to find a valid cuDNN algorithm to run convolution"
+#: The notes' reading of it (002:1367): their Chinese, and an English gloss.
+NOTES_READING = (
+    "很有可能是 GPU 显存不够的原因, 尝试把 batch_size 改小一点问题得以解决;",
+    "most likely the GPU does not have enough memory; making batch_size smaller solved it.",
+)
+#: Why the notes' reading is usually right, and when it is not.
+WHY = N_(
+    "**Why.** For each convolution cuDNN offers several algorithms, many of which "
+    "need a workspace of GPU memory. PyTorch's cuDNN path (Conv_v7.cpp) allocates "
+    "the workspace through the caching allocator and, when that raises "
+    "OutOfMemoryError, tries the next algorithm; if every one fails it reports "
+    "*Unable to find a valid cuDNN algorithm* instead of the OOM. So the notes' "
+    "reading is usually right, and a smaller batch leaves room for a workspace. "
+    "Builds that use the cuDNN v8 frontend say *unable to find an engine to execute "
+    "this computation* instead, and that message also appears for GPUs or cuDNN "
+    "versions the build does not support, which no batch size fixes."
+)
+#: What :func:`conv_oom_demo`'s table shows, with its default numbers.
+DEMO_INTRO = N_(
+    "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
+    "convolution workspace. The workspace request is where memory runs out:"
+)
 
 
 @dataclass(frozen=True)
@@ -58,3 +85,22 @@ def conv_oom_demo(
                 break
         rows.append(ConvOomRow(batch, activations, workspace, failed_at, error))
     return tuple(rows)
+
+
+def conv_oom_rows(rows: tuple[ConvOomRow, ...]) -> list[dict[str, Any]]:
+    """One table row per batch size: the sizes, where memory ran out, the allocator's message
+    (headers and texts to translate are ``T``)."""
+    return [
+        {
+            "batch": r.batch,
+            T("activations"): format_size(r.activations),
+            T("workspace"): format_size(r.workspace),
+            T("result"): T("fits")
+            if r.ok
+            else T("OOM at the activations")
+            if r.failed_at == "activations"
+            else T("OOM at the workspace"),
+            T("allocator message"): r.error,
+        }
+        for r in rows
+    ]

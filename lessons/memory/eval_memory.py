@@ -16,7 +16,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from core.text import N_
+from core.text import N_, T
+from lessons.memory.allocator_sim import format_size
 
 EVAL_MODES: tuple[str, ...] = (N_("grad enabled"), "torch.no_grad()", "torch.inference_mode()")
 
@@ -162,6 +163,60 @@ def measure_eval_memory(
         inputs[0].nbytes,
         sum(p.nbytes for p in model.parameters()),
         tuple(results),
+    )
+
+
+#: What the notes say about evaluation, and why it matters, over the no_grad demo.
+NO_GRAD_INTRO = N_(
+    "The notes (004:49-53): evaluate under `torch.no_grad()`, or memory may blow up. "
+    "In grad mode every forward saves activations for a backward that never comes, and "
+    "an evaluation loop that keeps its outputs keeps all of them alive through the graph."
+)
+
+
+def eval_memory_rows(demo: EvalMemoryDemo) -> list[dict[str, Any]]:
+    """One table row per mode of ``demo``; headers and texts to translate are ``T``, sizes are
+    formatted, ``output.requires_grad`` stays a bool (the CUDA column only on a GPU)."""
+    return [
+        {
+            T("mode"): T(m.mode),
+            T("saved for backward per batch"): format_size(m.saved_per_batch),
+            T("still held after {n} batch(es)", n=demo.batches): format_size(m.held),
+            "output.requires_grad": m.output_requires_grad,
+            **(
+                {T("CUDA max_memory_allocated growth"): format_size(m.cuda_peak)}
+                if m.cuda_peak is not None
+                else {}
+            ),
+        }
+        for m in demo.modes
+    ]
+
+
+def measured_text(demo: EvalMemoryDemo) -> tuple[T, ...]:
+    """The demo's result in sentences (shown one after the other): what grad mode saved and
+    kept, and, without a GPU, what a GPU would add."""
+    grad = demo.modes[0]
+    measured = T(
+        "Measured on `{device}` with `saved_tensors_hooks`: in grad mode each batch saves "
+        "**{saved}** of activations (the input, {input}, and the weights, {weights}, not "
+        "counted), and keeping {n} outputs keeps **{held}** alive; under `torch.no_grad()` "
+        "nothing is saved.",
+        device=demo.device,
+        saved=format_size(grad.saved_per_batch),
+        input=format_size(demo.input_bytes),
+        weights=format_size(demo.weight_bytes),
+        n=demo.batches,
+        held=format_size(grad.held),
+    )
+    if grad.cuda_peak is not None:
+        return (measured,)
+    return (
+        measured,
+        T(
+            " There is no GPU here: on one, the same bytes would be CUDA memory, and the "
+            "table adds `torch.cuda.max_memory_allocated`."
+        ),
     )
 
 

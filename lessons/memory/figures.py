@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figure_style import MIN_FONT_PX, mark_legible
-from core.text import N_
+from core.text import N_, T
 from lessons.memory.allocator_sim import GiB, MiB, format_size
 from lessons.memory.backends import MemoryState
 
@@ -429,8 +429,78 @@ def fragmentation_figure(
     return fig
 
 
-def fragmentation_ratio(state: MemoryState) -> float:
+def fragmentation_ratio(state: MemoryState | FragmentationBars) -> float:
     """1 - largest free block / reserved-but-unallocated (0 = one piece, ~1 = many crumbs)."""
     if state.cached <= 0:
         return 0.0
     return 1.0 - min(state.largest_free_block, state.cached) / state.cached
+
+
+# ------------------------------------------------------------- the figures in words (alt, captions)
+def live_chart_alt(current: MemoryState, window_s: float) -> T:
+    """The live chart's alt text: ``current``'s numbers over the last ``window_s`` seconds."""
+    return T(
+        "Live memory of {device}: allocated {allocated} and reserved {reserved} over the "
+        "last {window} seconds, with a band for the memory the device uses outside "
+        "PyTorch's cache.",
+        device=current.label,
+        allocated=format_size(current.allocated),
+        reserved=format_size(current.reserved),
+        window=window_s,
+    )
+
+
+def segment_map_alt(n_segments: int) -> T:
+    """The segment map's alt text."""
+    return T(
+        "Segment map: {n} segment(s), each a row of its blocks, coloured allocated, "
+        "inactive split or free whole segment.",
+        n=n_segments,
+    )
+
+
+def segment_map_caption(n_segments: int, *, simulated: bool) -> T:
+    """What the segment map's colours mean, naming where its segments come from."""
+    template = (
+        N_(
+            "{n} segment(s) from the simulator's snapshot(). Orange pieces are cached but "
+            "cannot be returned: their segment still holds a tensor. Green segments are "
+            "entirely free; empty_cache() gives them back."
+        )
+        if simulated
+        else N_(
+            "{n} segment(s) from torch.cuda.memory_snapshot(). Orange pieces are cached but "
+            "cannot be returned: their segment still holds a tensor. Green segments are "
+            "entirely free; empty_cache() gives them back."
+        )
+    )
+    return T(template, n=n_segments)
+
+
+def fragmentation_alt(bars: FragmentationBars) -> T:
+    """The fragmentation chart's alt text: the four numbers it draws."""
+    return T(
+        "Bars: allocated {allocated}, reserved but unallocated {cached}, inactive split "
+        "{inactive}, largest free block {largest}.",
+        allocated=format_size(bars.allocated),
+        cached=format_size(bars.cached),
+        inactive=format_size(bars.inactive_split_bytes),
+        largest=format_size(bars.largest_free_block),
+    )
+
+
+def fragmentation_caption(bars: MemoryState | FragmentationBars) -> T:
+    """Why a request larger than the largest free block needs a new segment, with the numbers.
+
+    >>> caption = fragmentation_caption(FragmentationBars(0, 20 * MiB, 20 * MiB, 4 * MiB))
+    >>> caption.endswith("although 20.00 MiB is free in the cache (fragmentation 80%).")
+    True
+    """
+    return T(
+        "Reserved but unallocated: **{cached}**; the largest free block is **{largest}**, "
+        "so a request larger than that needs a new segment although {cached} is free in "
+        "the cache (fragmentation {ratio:.0%}).",
+        cached=format_size(bars.cached),
+        largest=format_size(bars.largest_free_block),
+        ratio=fragmentation_ratio(bars),
+    )

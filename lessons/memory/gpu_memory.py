@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from core.text import N_
+from core.text import N_, T
+from lessons.memory.allocator_sim import format_size
 
 NO_CUDA_BUILD = N_("no CUDA build")
 NO_GPU = N_("no GPU")
@@ -84,6 +85,26 @@ class NvmlProcess:
 
     pid: int
     used: int | None
+
+
+def process_rows(
+    processes: tuple[NvmlProcess, ...], own_pid: int | None = None
+) -> list[dict[str, Any]]:
+    """One table row per compute process: its pid, whether it is this app's server (``own_pid``,
+    by default this process) and what it uses (headers and texts to translate are ``T``).
+
+    >>> process_rows((NvmlProcess(7, None),), own_pid=7)
+    [{'pid': 7, 'who': "this app's server", 'used': 'n/a'}]
+    """
+    own_pid = os.getpid() if own_pid is None else own_pid
+    return [
+        {
+            "pid": p.pid,
+            T("who"): T("this app's server") if p.pid == own_pid else "",
+            T("used"): T("n/a") if p.used is None else format_size(p.used),
+        }
+        for p in processes
+    ]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from core.text import N_, T
+from lessons.memory.allocator_sim import format_size
+
 
 @dataclass(frozen=True)
 class LoadAttempt:
@@ -193,3 +196,61 @@ for kw in ({}, {"map_location": "cpu"}, {"map_location": lambda storage, loc: st
 # In DDP every worker runs this line; without map_location each copy goes to cuda:0:
 # sd = torch.load(path, map_location=f"cuda:{local_rank}", weights_only=True)
 """
+
+
+# ---------------------------------------------------------------------------- the page's texts
+#: What the notes say about torch.load, over the demo.
+MAP_LOCATION_INTRO = N_(
+    "The notes (000:63): `torch.load` first deserialises to the CPU, then moves each "
+    "tensor to the device it was saved from, and fails if that device is missing; "
+    "`map_location` maps it elsewhere. Below, a state_dict saved from `cuda:0` into an "
+    "in-memory file is loaded with the notes' calls (always `weights_only=True`)."
+)
+
+
+def rewritten_notice(load: MapLocationDemo) -> T:
+    """Why a machine without the saved device still shows what its file holds."""
+    return T(
+        "No cuda:0 here: the file was written by torch.save on the CPU and its device "
+        "tag set to 'cuda:0', byte for byte what a cuda:0 save records; torch.load "
+        "below reads the tags {tags}.",
+        tags=sorted(set(load.location_tags)),
+    )
+
+
+def attempt_rows(load: MapLocationDemo) -> list[dict[str, Any]]:
+    """One table row per ``torch.load`` call: the call, where it landed or ``raises``, the error
+    (headers and texts to translate are ``T``)."""
+    return [
+        {T("call"): a.call, T("lands on"): a.device or T("raises"), T("error"): a.error or ""}
+        for a in load.attempts
+    ]
+
+
+def ballooning_text(load: MapLocationDemo) -> T:
+    """The notes' "GPU 0 ballooning" (000:76) with the demo's numbers."""
+    return T(
+        "GPU 0 ballooning (000:76): in DDP each of the {world} worker processes loads the "
+        "same {size} state_dict. Without `map_location` every copy is restored to its saved "
+        "device `{device}`: GPU 0 receives **{gpu0}** (and every worker opens a CUDA "
+        "context there too), while the other GPUs get nothing. "
+        "`map_location=f'cuda:{{local_rank}}'` (or saving from the CPU, as the notes' fix "
+        "does) puts each copy on its own worker's GPU.",
+        world=len(load.workers),
+        size=format_size(load.nbytes),
+        device=load.saved_device,
+        gpu0=format_size(load.gpu0_bytes_without_map_location),
+    )
+
+
+def worker_rows(load: MapLocationDemo) -> list[dict[str, Any]]:
+    """One table row per DDP worker: where its copy lands without and with ``map_location``."""
+    return [
+        {
+            "rank": w.rank,
+            T("no map_location"): w.default_device,
+            "map_location=f'cuda:{rank}'": w.mapped_device,
+            T("bytes"): format_size(w.nbytes),
+        }
+        for w in load.workers
+    ]

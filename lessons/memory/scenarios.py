@@ -138,7 +138,8 @@ class ScenarioRun:
 
     def rows(self) -> list[dict[str, str]]:
         """One short row per step for a table that fits a laptop screen: the step as code, the
-        numbers after it, where its block landed, and what to look at (long text wraps)."""
+        numbers after it, where its block landed, and what to look at (long text wraps).
+        Headers and texts to translate are ``T``; the step's code and the numbers are not."""
         rows = []
         retries = 0
         for i, o in enumerate(self.outcomes, start=1):
@@ -149,14 +150,14 @@ class ScenarioRun:
             rows.append(
                 {
                     "#": str(i),
-                    N_("step"): T("{step} ({status})", step=step_label(o.step), status=status)
+                    T("step"): T("{step} ({status})", step=step_label(o.step), status=status)
                     if status
                     else step_label(o.step),
-                    N_("allocated"): format_size(o.allocated),
-                    N_("reserved"): format_size(o.reserved),
-                    N_("segments"): str(o.segments),
-                    N_("lands in"): o.landed_in,
-                    N_("look at"): o.step.note,
+                    T("allocated"): format_size(o.allocated),
+                    T("reserved"): format_size(o.reserved),
+                    T("segments"): str(o.segments),
+                    T("lands in"): o.landed_in,
+                    T("look at"): T(o.step.note) if o.step.note else "",
                 }
             )
         return rows
@@ -176,13 +177,23 @@ class ScenarioRun:
         )
 
     @property
-    def errors(self) -> tuple[str, ...]:
-        """The OutOfMemoryErrors the run caught, one line each."""
+    def caught(self) -> tuple[str, ...]:
+        """One line for each OutOfMemoryError the run caught and went on from, naming its step
+        (the allocator's messages are :attr:`error_detail`)."""
         return tuple(
-            T("Caught OutOfMemoryError at '{name}': {error}", name=o.step.name, error=o.error)
-            for o in self.outcomes
+            T(
+                "Caught OutOfMemoryError at '{name}' (step {i}); the run went on.",
+                name=o.step.name,
+                i=i,
+            )
+            for i, o in enumerate(self.outcomes, start=1)
             if o.error
         )
+
+    @property
+    def error_detail(self) -> str:
+        """The caught OutOfMemoryErrors' messages, a paragraph each (``""`` when none)."""
+        return "\n\n".join(o.error for o in self.outcomes if o.error)
 
 
 #: A step's status in :meth:`ScenarioRun.rows`, by (the allocator retried, the failure).

@@ -77,3 +77,11 @@ def test_allocator_claims_table():
 
 def test_docstring_examples():
     assert doctest.testmod(ar).failed == 0
+
+
+def test_claim_rows_show_english_only_to_an_english_reader():
+    claims = ar.check_allocator_claims()
+    english, chinese = ar.claim_rows(claims, english=True), ar.claim_rows(claims, english=False)
+    assert list(english[0]) == ["notes", "the notes say", "in English", "holds", "measured"]
+    assert "in English" not in chinese[0]
+    assert [row["holds"] for row in chinese] == ["yes", "yes", "yes", "no", "yes", "no", "no"]

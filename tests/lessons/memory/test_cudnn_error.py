@@ -16,3 +16,9 @@ def test_conv_oom_demo_smaller_batch_fits():
     assert rows[1].ok and not rows[0].ok
     with pytest.raises(ValueError, match=re.escape("batches must be positive, got ()")):
         cudnn_error.conv_oom_demo(())
+
+
+def test_conv_oom_rows_name_where_memory_ran_out():
+    rows = cudnn_error.conv_oom_rows(cudnn_error.conv_oom_demo((200, 56, 32)))
+    assert [r["result"] for r in rows] == ["OOM at the activations", "OOM at the workspace", "fits"]
+    assert rows[1]["workspace"] == "1024.00 MiB" and rows[2]["allocator message"] == ""

@@ -64,3 +64,17 @@ def test_cuda_eval_memory_peak():
     assert grad.cuda_peak is not None and no_grad.cuda_peak is not None
     assert grad.cuda_peak >= grad.held > 0
     assert no_grad.cuda_peak < grad.cuda_peak
+
+
+def test_eval_memory_rows_and_text():
+    demo = em.measure_eval_memory(2, 16, 1)
+    rows = em.eval_memory_rows(demo)
+    assert [list(row) for row in rows] == [
+        ["mode", "saved for backward per batch", "still held after 1 batch(es)",
+         "output.requires_grad"]
+    ] * 3  # fmt: skip
+    assert [row["output.requires_grad"] for row in rows] == [True, False, False]
+    assert rows[0]["mode"].template == "grad enabled"  # a T: the page translates it
+    text = em.measured_text(demo)
+    assert len(text) == 2 and text[1].startswith(" There is no GPU here")
+    assert f"saves **{rows[0]['saved for backward per batch']}**" in text[0]

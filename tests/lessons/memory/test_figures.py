@@ -59,3 +59,26 @@ def test_no_device_or_several_still_draw(devices):
     rows = [LiveSeries(f"cuda:{i}", (0.0,), (MiB,), (MiB,), GiB, None) for i in range(devices)]
     fig = legible(live_chart_of(rows))
     assert len(fig.data) >= 2
+
+
+def test_figures_in_words_carry_their_numbers():
+    from lessons.memory.backends import SimulatedGpu
+    from lessons.memory.figures import (
+        FragmentationBars,
+        fragmentation_alt,
+        live_chart_alt,
+        segment_map_alt,
+        segment_map_caption,
+    )
+
+    bars = FragmentationBars(4 * MiB, 20 * MiB, 16 * MiB, 4 * MiB)
+    assert fragmentation_alt(bars) == (
+        "Bars: allocated 4.00 MiB, reserved but unallocated 20.00 MiB, inactive split "
+        "16.00 MiB, largest free block 4.00 MiB."
+    )
+    assert segment_map_alt(3).startswith("Segment map: 3 segment(s)")
+    assert "simulator's snapshot()" in segment_map_caption(2, simulated=True)
+    assert "torch.cuda.memory_snapshot()" in segment_map_caption(2, simulated=False)
+    alt = live_chart_alt(SimulatedGpu(8).state(), 120)
+    assert alt.startswith("Live memory of simulated GPU (8 GB): allocated 0 bytes")
+    assert alt.args["device"].template == "simulated GPU ({total_gb} GB)"  # translated as a T

@@ -80,3 +80,19 @@ def test_map_location_snippet_runs():
 def test_map_location_exception(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         ml.map_location_demo(**kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-only outcomes")
+def test_map_location_rows_and_texts():
+    demo = ml.map_location_demo(world_size=2)
+    attempts = ml.attempt_rows(demo)
+    assert [row["lands on"] for row in attempts] == ["raises", "cpu", "cpu", "cpu", "raises"]
+    assert attempts[0]["error"].startswith("RuntimeError: ") and attempts[1]["error"] == ""
+    workers = ml.worker_rows(demo)
+    assert [(w["no map_location"], w["map_location=f'cuda:{rank}'"]) for w in workers] == [
+        ("cuda:0", "cuda:0"),
+        ("cuda:0", "cuda:1"),
+    ]
+    text = ml.ballooning_text(demo)
+    assert "each of the 2 worker processes" in text and "f'cuda:{local_rank}'" in text
+    assert ml.rewritten_notice(demo).endswith("reads the tags ['cuda:0'].")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import doctest
 import re
 
-from lessons.memory import cuda_snippet
 from lessons.memory import scenarios as ms
 from lessons.memory.allocator_sim import MiB
 from lessons.memory.backends import SimulatedGpu, TensorLedger
@@ -47,7 +45,8 @@ def test_scenario_rows_are_short_and_name_the_retry():
     assert "big = 12.00 MiB (freed the cache, retried: OOM)" in steps
     assert steps[-2] == "big = 24.00 MiB (freed the cache, retried)"
     assert all(len(r[k]) <= 48 for r in rows for k in r if k != "look at")
-    assert len(run.errors) == 1 and run.errors[0].startswith("Caught OutOfMemoryError at 'big'")
+    assert run.caught == ("Caught OutOfMemoryError at 'big' (step 19); the run went on.",)
+    assert run.error_detail.startswith("CUDA out of memory.") and "\n\n" not in run.error_detail
     assert run.summary.startswith("Ran 'Fragmentation OOM and retry' (23 steps). big = 24.00 MiB")
 
 
@@ -55,7 +54,3 @@ def test_every_scenario_has_a_short_name():
     assert all(0 < len(s.name) <= 32 for s in ms.SCENARIOS.values())
     assert ms.step_label(ms.Step("alloc", name="x", nbytes=4)) == "x = 4 bytes"
     assert ms.step_label(ms.Step("cap", nbytes=50 * MiB)) == "cap reserved at +50.00 MiB"
-
-
-def test_snippet_docstring_example():
-    assert doctest.testmod(cuda_snippet).failed == 0
