@@ -1,11 +1,11 @@
-"""One sampler per server process for the live memory chart (issue 13).
+"""One sampler per server process for the live memory chart.
 
-Every viewer of the memory page on a real GPU used to read the device's counters (torch, NVML)
-itself at each refresh: 50 students at 1 s made 50 device reads a second. A :class:`LiveSampler`
-reads them once per tick in one background thread and keeps a bounded history that every
-session's chart draws from. The thread runs only while someone reads: when no session has asked
-for samples for ``idle_stop_s`` it ends, so a class that has left costs nothing, and the next
-reader starts it again. Pure Python (``threading``), no Streamlit.
+If every viewer of the memory page on a real GPU read the device's counters (torch, NVML)
+itself at each refresh, 50 students at 1 s would make 50 device reads a second. A
+:class:`LiveSampler` reads them once per tick in one background thread and keeps a bounded
+history that every session's chart draws from. The thread runs only while someone reads: when
+no session has asked for samples for ``idle_stop_s`` it ends, so a class that has left costs
+nothing, and the next reader starts it again. Pure Python (``threading``), no Streamlit.
 
 >>> from lessons.memory.backends import SimulatedGpu
 >>> gpu = SimulatedGpu(8)

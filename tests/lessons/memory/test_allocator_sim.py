@@ -69,7 +69,8 @@ class TestBasics:
         assert format_size(80 * GiB) == "80.00 GiB"
 
     def test_format_size_huge_is_scientific(self):
-        """Issue 12: 1e30 GB printed as a 31-digit number of GiB; now two significant digits."""
+        """A size far beyond any device is written with two significant digits, not as a
+        31-digit number of GiB."""
         assert format_size(int(1e30) * GiB) == "1.0e30 GiB"
         assert format_size(1e30 * GiB) == "1.0e30 GiB"  # a float request
         assert format_size(int(8.3e20 * GiB)) == "8.3e20 GiB"

@@ -220,7 +220,7 @@ class TestBackendsAndLedger:
             request_bytes(shape=(2,), dtype="complex7")
 
     def test_shape_with_an_empty_piece_is_refused(self):
-        """Issue 12: '1024,,' was accepted as (1024,); the message names the empty piece."""
+        """'1024,,' is not (1024,): the message names the empty piece."""
         with pytest.raises(ValueError, match="piece 2 of 2 is empty in '1024,,'"):
             parse_shape("1024,,")
         with pytest.raises(ValueError, match="piece 2 of 3 is empty"):
@@ -231,8 +231,8 @@ class TestBackendsAndLedger:
         assert parse_shape("1024, 1024,") == (1024, 1024)
 
     def test_size_refusals(self):
-        """Issue 12: a cleared size (None), a negative one, and sizes beyond the device (even
-        beyond a float) are refused with a message, never allocated or crashed on."""
+        """A cleared size (None), a negative one, and sizes beyond the device (even beyond a
+        float) are refused with a message, never allocated or crashed on."""
         with pytest.raises(ValueError, match="size is empty"):
             request_bytes(None, "GB")
         with pytest.raises(ValueError, match="positive number, got -5"):
@@ -459,7 +459,7 @@ class TestFigures:
         assert segment_map([]).data  # empty snapshot still draws
 
     def test_live_chart_is_scaled_to_the_session_not_the_context(self):
-        """Issue 12: the first scenario reserves 2 MiB beside a 512 MiB context. The axis is
+        """The first scenario reserves 2 MiB beside a 512 MiB context. The axis is
         scaled to the 2 MiB (the context is a separate band with its size), so the reserved
         line is not flattened to the floor."""
         gpu, ledger = SimulatedGpu(24), TensorLedger()

@@ -64,8 +64,8 @@ def _chart(at, index: int = 0) -> dict:
 
 
 def test_arrives_on_the_first_scenario_with_a_scaled_chart(arrival):
-    """Issue 12: the page showed nothing on arrival. It now opens on the first guided scenario,
-    run: the main figure (first chart) is scaled to the 2 MiB reserved, the 512 MiB context is
+    """The page opens on the first guided scenario, run, so it has something to show on
+    arrival: the main figure (first chart) is scaled to the 2 MiB reserved, the 512 MiB context is
     a labelled band, and the scenario's steps are a table that fits."""
     at = arrival
     assert at.session_state["memory.scenario_run"].scenario.key == next(iter(SCENARIOS))
@@ -85,7 +85,7 @@ def test_arrives_on_the_first_scenario_with_a_scaled_chart(arrival):
 
 
 def test_one_simulated_notice_and_headings_in_order(arrival):
-    """Issue 12: two 'simulated' banners took ~180 px; one notice now. One h1, then h2s."""
+    """One notice says the GPU is simulated (two would take ~180 px). One h1, then h2s."""
     at = arrival
     notices = [w.value for w in at.warning] + [i.value for i in at.info]
     assert sum("simulated" in n.lower() for n in notices) == 1, notices
@@ -133,8 +133,8 @@ def _held(at) -> int:
 
 
 def test_negative_size_is_refused_not_replaced(page):
-    """Issue 12: with min_value=0 the browser kept the old value for -5 and allocated it; the
-    field now takes -5 and the page refuses it."""
+    """The field takes -5 and the page refuses it (with min_value=0 the browser would keep the
+    old value for -5 and allocate that)."""
     size = page.number_input(key="memory.size")
     assert size.min is None or size.min < 0
     size.set_value(-5.0)
@@ -146,7 +146,7 @@ def test_negative_size_is_refused_not_replaced(page):
 
 
 def test_cleared_size_is_refused(page):
-    """Issue 12: a cleared size with unit GB allocated the default, 4 GiB."""
+    """A cleared size is refused, not replaced by the default (4 GiB with unit GB)."""
     page.selectbox(key="memory.unit").select("GB")
     page.number_input(key="memory.size").set_value(None)
     page.button(key="memory.allocate").click().run()
@@ -165,7 +165,8 @@ def test_shape_with_an_empty_piece_is_refused(page):
 
 
 def test_huge_sizes_are_refused_in_readable_units(page):
-    """Issue 12: 1e30 GB printed a 31-digit number of GiB; 1e308 GB raised OverflowError."""
+    """1e30 GB is refused in two significant digits, 1e308 GB (beyond a float) without an
+    OverflowError."""
     page.selectbox(key="memory.unit").select("GB")
     page.number_input(key="memory.size").set_value(1e30)
     page.button(key="memory.allocate").click().run()
@@ -178,7 +179,8 @@ def test_huge_sizes_are_refused_in_readable_units(page):
 
 
 def test_only_the_latest_message_shows(page):
-    """Issue 12: an old success (or a scenario's caught OOM) stayed beside a new error."""
+    """The message slot shows only the latest action: no old success (or a scenario's caught
+    OOM) beside a new error."""
     page.number_input(key="memory.size").set_value(4.0)
     page.button(key="memory.allocate").click().run()
     assert "asked for 4 bytes" in _success(page)
@@ -238,7 +240,7 @@ def test_every_scenario(page, key):
 
 
 def test_live_is_off_on_the_simulated_gpu(page):
-    # Issue 12/13: the simulated GPU changes only when the session acts, so no timer reruns
+    # The simulated GPU changes only when the session acts, so no timer reruns
     # the fragment by default (a class of 30 would cost 30 reruns a second for nothing).
     assert page.toggle(key="memory.live").value is False
     assert not [w.value for w in page.warning if "Session State" in w.value]
@@ -381,7 +383,7 @@ def test_input_error_does_not_outlive_other_actions(page):
     assert "shape must be" not in _errors(page)
 
 
-# ------------------------------------------------------------------ the notes' lessons (issue 11)
+# ------------------------------------------------------------------ the notes' lessons
 def _texts(at) -> str:
     return "\n".join(t.value for t in at.text)
 
@@ -468,7 +470,7 @@ def test_map_location_demo_follows_world_size(page):
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_real_gpu_viewers_share_one_sampler(open_page):
-    # Issue 13: on a real GPU every viewer's chart draws from one process-wide sampler, so two
+    # On a real GPU every viewer's chart draws from one process-wide sampler, so two
     # sessions refreshing cost one device read per tick, not one each.
     from lessons.memory import live_sampler
 
@@ -499,7 +501,7 @@ def test_real_gpu_viewers_share_one_sampler(open_page):
             sampler.close()
 
 
-# ------------------------------------------------------------------ Lesson links (issue 14)
+# ------------------------------------------------------------------ Lesson links
 def _open_link(params: dict[str, str]):
     """The page opened cold from a link, as a student clicking it would."""
     from tests.app.conftest import open_cold
@@ -609,7 +611,7 @@ def _open_bound_tab(at, key: str, label: str):
 
 
 def test_controls_keep_their_values_across_a_page_switch(page):
-    """ui/state.py is gone: persist_state keeps every section's controls, lazy tabs included."""
+    """persist_state keeps every section's controls across a page switch, lazy tabs included."""
     at = page
     at.radio(key="memory.sim_total").set_value(8).run()
     at.selectbox(key="memory.scenario").select("partial").run()
