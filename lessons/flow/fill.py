@@ -38,8 +38,10 @@ from lessons.flow.references import (
     notes_window_sizes,
 )
 from lessons.flow.sources import (
+    MAX_SIDE,
     SYNTHETIC_DESCRIPTIONS,
     affine_pair,
+    decode_image,
     farneback_flow,
     sample_image,
     synthetic_flow,
@@ -64,14 +66,17 @@ __all__ = [
     "MethodResult",
     "build_flow",
     "case_from_flow",
+    "case_from_image_files",
     "case_from_images",
     "check_fillable",
     "combine_methods",
     "compare_methods",
+    "comparison_methods",
     "endpoint_error",
     "epe_stats",
     "estimate_method_ms",
     "estimate_notes_ms",
+    "method_settings",
     "notes_reference_on_by_default",
     "notes_reference_work",
     "run_method",
@@ -239,6 +244,22 @@ def case_from_images(img1: np.ndarray, img2: np.ndarray, spec: FlowSpec) -> Flow
                     N_("Farneback on the uploaded pair"))
 
 
+def case_from_image_files(data: tuple[bytes, ...], spec: FlowSpec, *,
+                          max_side: int = MAX_SIDE) -> FlowCase:
+    """A case from two uploaded image files (their encoded bytes), each at most ``max_side``
+    px a side: decoded, then as :func:`case_from_images`.
+
+    Raises:
+        ValueError: not two files, a file that is not a readable image or is over the cap
+            (named "the first image" / "the second image"), or images of different sizes.
+    """
+    if len(data) != 2:
+        raise ValueError(f"an image pair is two files, got {len(data)}")
+    img1 = decode_image(data[0], T("the first image"), max_side=max_side)
+    img2 = decode_image(data[1], T("the second image"), max_side=max_side)
+    return case_from_images(img1, img2, spec)
+
+
 @dataclass(frozen=True)
 class MethodResult:
     """One filling method's output and scores. ``epe`` is (H, W) or None without a reference;
@@ -279,6 +300,37 @@ def _timed(fn: Callable[[], object], repeats: int, device: str) -> tuple[object,
         sync()
         times.append((time.perf_counter() - t0) * 1e3)
     return result, statistics.median(times)
+
+
+def comparison_methods(*, with_notes: bool, with_notes_numpy: bool) -> list[str]:
+    """The methods a comparison runs, in :data:`METHODS` order (the cv2 gradual mean, the main
+    fill, first): the notes' avg_pool2d reference and NumPy loop only when asked for.
+
+    >>> comparison_methods(with_notes=False, with_notes_numpy=False)[:2]
+    ['gradual mean (cv2 backend)', 'gradual mean (torch backend)']
+    """
+    names = [METHOD_CV2, METHOD_TORCH]
+    if with_notes:
+        names.append(NOTES_TORCH_METHOD)
+    if with_notes_numpy:
+        names.append(NOTES_NUMPY_METHOD)
+    names.extend(OTHER_METHODS)
+    return names
+
+
+def method_settings(name: str, max_window: int, device: str) -> tuple[int, str]:
+    """The ``(max_window, device)`` method ``name`` runs with when the page asks for
+    ``max_window`` on ``device``: the methods that ignore the window run at 33, and only the
+    torch backend and the notes' avg_pool2d reference leave the CPU. With the case, what the
+    method's result is keyed on (the same pair gives the same result).
+
+    >>> method_settings("nearest valid", 9, "cuda:0")
+    (33, 'cpu')
+    """
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {name!r}")
+    on_device = device if name in (NOTES_TORCH_METHOD, METHOD_TORCH) else "cpu"
+    return (max_window if name in WINDOWED_METHODS else 33), on_device
 
 
 def check_fillable(case: FlowCase) -> None:
@@ -435,12 +487,7 @@ def compare_methods(
     window_sizes(max_window)
     check_fillable(case)
     _check_device(device)
-    names = [METHOD_CV2, METHOD_TORCH]
-    if with_notes:
-        names.append(NOTES_TORCH_METHOD)
-    if with_notes_numpy:
-        names.append(NOTES_NUMPY_METHOD)
-    names.extend(OTHER_METHODS)
+    names = comparison_methods(with_notes=with_notes, with_notes_numpy=with_notes_numpy)
     results = [
         run_method(case, n, max_window=max_window, device=device, repeats=repeats,
                    progress=progress if n == NOTES_NUMPY_METHOD else None)

@@ -412,8 +412,8 @@ def test_notes_numpy_loop_is_bounded(flow_page):
 
 
 def test_arrival_and_picture_controls_fill_once(open_page, monkeypatch):
-    # Lazy tabs (issue 12): with the comparison tab closed, opening the page and moving a
-    # picture control run the main fill only, not the five other methods.
+    # Lazy tabs: with the comparison tab closed, opening the page and moving a picture
+    # control run the main fill only, not the five other methods.
     calls = _count_runs(monkeypatch)
     at = open_page("flow")
     assert not at.exception and not at.error
@@ -433,8 +433,8 @@ def test_notes_switch_opens_the_comparison(flow_page):
 
 
 # ---------------------------------------------------------------- Lesson links
-# Every value control is bound to the URL (issue 14): a link opens the view it names, and the
-# controls keep their values across a visit to another page (ui/links.BOUND).
+# Every value control is bound to the URL: a link opens the view it names, and the controls
+# keep their values across a visit to another page (ui/links.BOUND).
 
 #: The border band is 40 px wide: at the default max_window 33 (reach 16 px) its inner part has
 #: no valid sample within the largest window; 129 (reach 64 px) reaches every hole.
