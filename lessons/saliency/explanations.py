@@ -49,6 +49,10 @@ UPLOAD_HINT = N_(
     "architecture chosen under Classifier, with a 1000-class head."
 )
 
+#: What to change when a registry model cannot be loaded.
+REGISTRY_HINT = N_("choose EfficientNet-Lite0, which works offline.")
+VIEW_NOTE = N_("All maps live on this resized and cropped view; the overlay is drawn on it.")
+CHOOSE_IMAGE = N_("Choose a sample or upload an image to see its saliency map.")
 UNAVAILABLE_OFFLINE = N_(
     "{title} is unavailable offline (see **Classifier** below). Choose EfficientNet-Lite0 to "
     "continue offline."
@@ -129,15 +133,46 @@ def provenance(ran: bool, in_session: bool, made_s: float, announced_s: float, a
         made=made_s,
     )
 
+#: Shown while a heavy map waits for its click.
+MEANWHILE = N_("Meanwhile: the vanilla gradient (one pass through the model).")
+#: What to change when a map cannot be computed.
+MAP_HINT = N_("change the target class, the method or the objective.")
 #: The map's progress label, and what is shown while it is computed.
 MAP_LABEL = N_("{method}: {images} image(s) through the model, about {seconds:.1f} s")
 MAP_COMPUTING = N_("{label} ... (if another session is making the same map, you get theirs)")
 
 # ------------------------------------------------------------------------- the figure
-MAP_ALT = N_(
-    "Saliency map ({method}) for class {target}, {name}: bright where the class score is most "
-    "sensitive to the pixel."
-)
+
+
+def figure_captions(
+    method: str, objective: str, reduce: str, target: int, name: str, alpha: float,
+    notes_ref: str | None,
+) -> tuple[tuple[str, T], tuple[T, T], tuple[str, str]]:  # fmt: skip
+    """(caption, alt) of the map, the overlay and the model's view, in that order. ``method``:
+    the method's name as shown; ``notes_ref``: the notes' place when the map is scaled their
+    way (the caption says so), else None."""
+    caption = f"{method}, {objective}, {reduce}"
+    if notes_ref is not None:
+        caption = T("The notes' recipe ({ref}): loss, sum, P1..P99, uint8", ref=notes_ref)
+    alt = T(
+        "Saliency map ({method}) for class {target}, {name}: bright where the class score is "
+        "most sensitive to the pixel.",
+        method=method,
+        target=target,
+        name=name,
+    )
+    return (
+        (caption, alt),
+        (
+            T("Overlay (alpha {alpha:.2f})", alpha=alpha),
+            T("The saliency map for {name} drawn over the image.", name=name),
+        ),
+        (
+            N_("What the model sees"),
+            N_("The input image resized and cropped to what the classifier sees."),
+        ),
+    )
+
 #: Under the figure: the class, its probability, the method and where the map comes from.
 EXPLAINING = N_("Explaining **{target}: {name}** (p = {prob:.3f}) with {method}. {provenance}")
 
@@ -280,6 +315,7 @@ SANITY_INTRO = N_(
     "re-drawn at random from the top down, and the map is recomputed after each layer. If the "
     "map does not change, it was explaining the image, not the model."
 )
+NO_LAYERS = N_("This model exposes no parameterized layers to randomize.")
 SANITY_TOGGLE_HELP = N_(
     "Recomputed whenever the map, the class or the number of layers changes while this is on."
 )
@@ -342,6 +378,14 @@ def scalings_differ(comparison: ScalingComparison, objective: str) -> T:
 
 FLAT_MAP_APP_SCALING = N_(
     "The app divides by P99 + 1e-12 instead, so a flat map never divides by zero."
+)
+#: (caption, alt) of the current map scaled the app's way and the notes' way.
+SCALINGS = (
+    (N_("The app's: s / (P99 + 1e-12), rounded"), N_("The current map with the app's scaling.")),
+    (
+        N_("The notes': (s - P1) / (P99 - P1), clipped, truncated"),
+        N_("The current map with the notes' scaling."),
+    ),
 )
 
 def why_the_app_recipe(prob: float) -> T:

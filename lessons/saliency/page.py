@@ -81,8 +81,8 @@ def _registry_model(name: str, device: str, allow_download: bool):
 
 @bounded_cache(max_entries=2, ttl=SHARED_TTL_S, kind="resource", max_bytes=MAX_SHARED_MODEL_BYTES)
 def _custom_model(digest: str, filename: str, architecture: str, device: str, _data: bytes):
-    return _warmed(M.load_custom_model(_data, filename=filename, architecture=architecture,
-                                       device=device))  # fmt: skip
+    model = M.load_custom_model(_data, filename=filename, architecture=architecture, device=device)
+    return _warmed(model)
 
 
 def _classify(loaded: M.LoadedModel, x: torch.Tensor) -> tuple[list[tuple[int, str, float]], int]:
@@ -98,6 +98,13 @@ def _shared_classification(model_key: str, image_digest: str, _loaded: M.LoadedM
     the page at its defaults runs one forward pass, not fifty. (An uploaded model's key is its
     file name, which two students may share; those are classified per session.)"""
     return _classify(_loaded, _x)
+
+
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
+def _shared_model_input(model_key: str, image_digest: str, _loaded: M.LoadedModel, _image):
+    """The input (1, 3, S, S) and the view (S, S, 3) once per registry model and image: shared
+    and read-only (the gradient passes clone ``x`` before asking for its gradient)."""
+    return _loaded.preprocess(_image), _loaded.model_view(_image)
 
 
 @contextlib.contextmanager
@@ -157,18 +164,6 @@ def _shared_sanity(
     return _randomize(_model, _x, target, method, k, percentile, _params)
 
 
-def _model_input(loaded: M.LoadedModel, image: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
-    """The preprocessed input (1, 3, S, S) and the (S, S, 3) uint8 picture the model sees."""
-    return loaded.preprocess(image), loaded.model_view(image)
-
-
-@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")
-def _shared_model_input(model_key: str, image_digest: str, _loaded: M.LoadedModel, _image):
-    """:func:`_model_input` once per registry model and image: shared and read-only (the
-    gradient passes clone ``x`` before asking for its gradient)."""
-    return _model_input(_loaded, _image)
-
-
 @bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")
 def _shared_pictures(
     cache_key: tuple, use_notes: bool, percentile: float, alpha: float, colormap: str,
@@ -197,8 +192,10 @@ def _bound(widget, label: str, options: list, key: str, names: dict | None = Non
     return widget(label, options, key=key, **BOUND, **kwargs)
 
 
-def _image(column, png: bytes, caption: str, alt: str) -> None:
-    column.image(png, output_format="PNG", caption=caption, alt=alt, width="stretch")
+def _images(columns, pngs, captions) -> None:
+    """Pictures side by side: a PNG per column with its (caption, alt), translated here."""
+    for column, png, (caption, alt) in zip(columns, pngs, captions, strict=True):
+        column.image(png, output_format="PNG", caption=tr(caption), alt=tr(alt), width="stretch")
 
 
 # ---------------------------------------------------------------- the classifier and the image
@@ -229,7 +226,7 @@ def _registry_classifier() -> _Classifier:
             try:
                 return _Classifier(*_registry_model(name, settings.device, False))
             except ValueError as error:
-                _fail(tr(error), _("choose EfficientNet-Lite0, which works offline."))
+                _fail(tr(error), _(E.REGISTRY_HINT))
     reason = tr(entry.reason)
     st.warning(_("{title} is unavailable: {reason}").format(title=title, reason=reason),
                icon=":material/block:")  # fmt: skip
@@ -287,7 +284,7 @@ def _classifier() -> _Classifier:
     preprocessing = plain(tr(loaded.describe_preprocessing()))
     st.markdown(_("**{model}**: {preprocessing}.").format(model=plain(loaded.name),
                                                           preprocessing=preprocessing))  # fmt: skip
-    st.caption(_("All maps live on this resized and cropped view; the overlay is drawn on it."))
+    st.caption(_(E.VIEW_NOTE))
     return model
 
 
@@ -309,8 +306,7 @@ def _subject(model: _Classifier) -> _Subject:
     with layout.controls:
         image = image_input("saliency.image")
     if image is None:
-        layout.figure.info(_("Choose a sample or upload an image to see its saliency map."),
-                           icon=":material/image:")  # fmt: skip
+        layout.figure.info(_(E.CHOOSE_IMAGE), icon=":material/image:")
         st.stop()
     image, notice = M.ensure_min_side(image)
     if notice:
@@ -322,7 +318,7 @@ def _subject(model: _Classifier) -> _Subject:
             x, view = _shared_model_input(model_key, image_digest, loaded, image)
             top5, num_classes = _shared_classification(model_key, image_digest, loaded, x)
         else:
-            x, view = _model_input(loaded, image)
+            x, view = loaded.preprocess(image), loaded.model_view(image)
             top5, num_classes = _classify(loaded, x)
     except (ValueError, RuntimeError) as error:
         _fail(_("The model could not classify this image: {error}").format(error=tr(error)),
@@ -408,7 +404,7 @@ class _Map:
 
 
 def _made_map(model: _Classifier, subject: _Subject, choice: S.MapChoice) -> _Map:
-    """The map from this session's last run, the shared cache, or computed now."""
+    """The map from the shared cache, this session's last run, or computed now."""
     runs, params = _shared_runs(), choice.params(model.loaded.black_level())
     choice_key = key = choice.key(subject.model_key, subject.image_digest)
     per_image_ms = runs_of.announced_per_image_ms(runs, subject.model_key, choice.method)
@@ -425,11 +421,11 @@ def _made_map(model: _Classifier, subject: _Subject, choice: S.MapChoice) -> _Ma
     # needs no click. One image is the cheapest map there is, so it never waits.
     if estimate.images > 1:
         with gate_area:
-            what = _("the {method} map of {images} images").format(
-                method=_(METHOD_NAMES[method]), images=estimate.images)  # fmt: skip
+            what = _("the {method} map of {images} images")
+            what = what.format(method=_(METHOD_NAMES[method]), images=estimate.images)
             if not heavy_gate("saliency.map", estimate.seconds, choice_key, what=what,
                               ready=ready is not None or in_session):  # fmt: skip
-                st.caption(_("Meanwhile: the vanilla gradient (one pass through the model)."))
+                st.caption(_(E.MEANWHILE))
                 method, ready = "vanilla", None
                 key = choice.key(subject.model_key, subject.image_digest, method)
                 vanilla_ms = runs_of.one_pass_ms(runs, subject.model_key, per_image_ms)
@@ -450,8 +446,8 @@ def _made_map(model: _Classifier, subject: _Subject, choice: S.MapChoice) -> _Ma
     if ran and result.images:
         ms = (result.forward_ms + result.backward_ms) / result.images
         runs_of.record_per_image_ms(runs, subject.model_key, method, ms)
-    provenance = E.provenance(bool(ran), in_session, made_s, map_estimate.seconds,
-                              time.time() - made_at)  # fmt: skip
+    ago_s = time.time() - made_at
+    provenance = E.provenance(bool(ran), in_session, made_s, map_estimate.seconds, ago_s)
     return _Map(result, method, key, choice_key, per_image_ms, provenance)
 
 
@@ -477,26 +473,19 @@ def _compute_map(model: _Classifier, subject: _Subject, key: tuple, params, labe
         return _compute(model.loaded.model, subject.x, key[2], key[3], params, label)
     except (ValueError, RuntimeError) as error:
         slot.empty()
-        _fail(tr(error), _("change the target class, the method or the objective."))
+        _fail(tr(error), _(E.MAP_HINT))
 
 
 # ---------------------------------------------------------------- the figure and the details
 def _figure(choice: S.MapChoice, shown: _Map, pictures: P.Pictures, name: str, prob: float):
     """The map, the overlay and the model's view side by side, and what they explain."""
     method = _(METHOD_NAMES[shown.method])
-    caption = f"{method}, {choice.objective}, {choice.reduce}"
-    if pictures.notes_scaled:
-        ref = cite(NOTES_RECIPE_REF)
-        caption = _("The notes' recipe ({ref}): loss, sum, P1..P99, uint8").format(ref=ref)
+    ref = cite(NOTES_RECIPE_REF) if pictures.notes_scaled else None
     # The map first (first on a phone too), then the overlay, then the model's view, smaller.
-    c_map, c_overlay, c_view = st.columns([1, 1, 0.75], gap="small")
-    _image(c_map, pictures.heat_png, caption,
-           _(E.MAP_ALT).format(method=method, target=choice.target, name=name))  # fmt: skip
-    _image(c_overlay, pictures.overlay_png, _("Overlay (alpha {alpha:.2f})").format(
-        alpha=choice.alpha), _("The saliency map for {name} drawn over the image.").format(
-        name=name))  # fmt: skip
-    _image(c_view, pictures.view_png, _("What the model sees"),
-           _("The input image resized and cropped to what the classifier sees."))  # fmt: skip
+    _images(st.columns([1, 1, 0.75], gap="small"),
+            (pictures.heat_png, pictures.overlay_png, pictures.view_png),
+            E.figure_captions(method, choice.objective, choice.reduce, choice.target, name,
+                              choice.alpha, ref))  # fmt: skip
     if choice.recipe == "notes" and not pictures.notes_scaled:
         reason = tr(pictures.comparison.notes_error)
         st.warning(_("{reason}. The map uses the app's scaling instead.").format(reason=reason),
@@ -547,12 +536,12 @@ def _sanity_check(model: _Classifier, subject: _Subject, choice: S.MapChoice, sh
     """The cascading randomization test of the chosen method, when its toggle is on."""
     st.header(_("Sanity check"), anchor=False)
     st.markdown(_(E.SANITY_INTRO))
-    layer_names = R.randomizable_layers(model.loaded.model)
-    if not layer_names:
-        st.warning(_("This model exposes no parameterized layers to randomize."))
+    layers = len(R.randomizable_layers(model.loaded.model))
+    if not layers:
+        st.warning(_(E.NO_LAYERS))
         return
-    k = st.slider(_("Layers to randomize (from the top)"), 1, len(layer_names),
-                  min(len(layer_names), 6), key="saliency.sanity_layers", **BOUND)  # fmt: skip
+    k = st.slider(_("Layers to randomize (from the top)"), 1, layers, min(layers, 6),
+                  key="saliency.sanity_layers", **BOUND)  # fmt: skip
     estimate = S.estimate_sanity(choice.method, int(k), n=choice.n, steps=choice.steps,
                                  per_image_ms=shown.per_image_ms)  # fmt: skip
     st.caption(tr(E.sanity_cost(k, estimate.images, estimate.seconds)))
@@ -615,11 +604,11 @@ def _show_sanity(sanity: R.RandomizationResult, colormap: str) -> None:
     show_chart(R.correlation_chart(sanity, translate=_), alt=tr(R.correlation_chart_alt(sanity)),
                width="stretch", key="saliency.sanity_chart")  # fmt: skip
     st.markdown(tr(R.read_randomization(sanity)))
-    shown = R.thumbnail_steps(sanity)
-    cols = st.columns(len(shown) + 1)
+    steps = R.thumbnail_steps(sanity)
+    cols = st.columns(len(steps) + 1)
     cols[0].image(P.colorize(sanity.original, colormap), caption=_("original"),
                   alt=_("The original saliency map."), width="stretch")  # fmt: skip
-    for col, i in zip(cols[1:], shown, strict=True):
+    for col, i in zip(cols[1:], steps, strict=True):
         where = dict(k=i + 1, layer=sanity.layers[i])
         alt = _("Saliency map after randomizing {k} layer(s), up to {layer}.").format(**where)
         col.image(P.colorize(sanity.maps[i], colormap), alt=alt, width="stretch",
@@ -632,17 +621,15 @@ def _notes_recipe(choice: S.MapChoice, pictures: P.Pictures, prob: float) -> Non
     st.markdown(tr(E.notes_recipe_intro(cite(NOTES_RECIPE_REF))))
     st.subheader(_("Same map, two scalings"), anchor=False)
     n1, n2, _n3 = st.columns(3)
-    _image(n1, pictures.app_png, _("The app's: s / (P99 + 1e-12), rounded"),
-           _("The current map with the app's scaling."))  # fmt: skip
     comparison = pictures.comparison
     if comparison.notes is None:
+        _images([n1], [pictures.app_png], E.SCALINGS[:1])
         reason = tr(comparison.notes_error)
         n2.warning(_("The notes' scaling: {reason}.").format(reason=reason),
                    icon=":material/warning:")  # fmt: skip
         st.caption(_(E.FLAT_MAP_APP_SCALING))
     else:
-        _image(n2, pictures.notes_png, _("The notes': (s - P1) / (P99 - P1), clipped, truncated"),
-               _("The current map with the notes' scaling."))  # fmt: skip
+        _images([n1, n2], [pictures.app_png, pictures.notes_png], E.SCALINGS)
         st.markdown(tr(E.scalings_differ(comparison, choice.objective)))
     st.subheader(_("Why the app's recipe is the default"), anchor=False)
     st.markdown(tr(E.why_the_app_recipe(prob)))

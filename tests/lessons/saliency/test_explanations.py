@@ -43,12 +43,19 @@ def test_every_text_is_a_translated_template(catalog):
         class_name="tabby", prob=0.5, notes_scaled=True, comparison=comparison, percentile=99,
         share=0.05, n=25, sigma=0.15,
     )  # fmt: skip
+    for ref in ("notes 000:2", None):
+        captions = E.figure_captions("SmoothGrad", "logit", "sum", 285, "tabby", 0.5, ref)
+        texts += [text for pair in captions for text in pair if isinstance(text, T)]
+    constants = [E.ARCHITECTURE_HELP, E.UPLOAD_HINT, E.REGISTRY_HINT, E.VIEW_NOTE,
+                 E.CHOOSE_IMAGE, E.UNAVAILABLE_OFFLINE, E.UPLOAD_FIRST, E.MEANWHILE, E.MAP_HINT,
+                 E.MAP_LABEL, E.MAP_COMPUTING, E.EXPLAINING, E.RETIME_HELP, E.RETIMED,
+                 E.SANITY_INTRO, E.NO_LAYERS, E.SANITY_TOGGLE_HELP, E.FLAT_MAP_APP_SCALING,
+                 E.SIGMA_HELP, E.NOTES_SCALING, E.OBJECTIVE_HELP, *E.TARGET_MODES,
+                 *E.MODEL_SOURCES, *E.METHOD_NAMES.values(), *E.RECIPE_NAMES.values(),
+                 *E.BASELINE_NAMES.values(), *E.OBJECTIVE_NAMES.values(), *E.REDUCE_NAMES.values(),
+                 *(text for pair in E.SCALINGS for text in pair)]  # fmt: skip
     for text in texts:
         assert isinstance(text, T) and text.template in catalog, text.template
-    constants = [E.ARCHITECTURE_HELP, E.UPLOAD_HINT, E.UNAVAILABLE_OFFLINE, E.UPLOAD_FIRST,
-                 E.MAP_LABEL, E.MAP_COMPUTING, E.MAP_ALT, E.EXPLAINING, E.RETIME_HELP, E.RETIMED,
-                 E.SANITY_INTRO, E.SANITY_TOGGLE_HELP, E.FLAT_MAP_APP_SCALING, E.SIGMA_HELP,
-                 E.NOTES_SCALING, E.OBJECTIVE_HELP]  # fmt: skip
     assert [text for text in constants if text not in catalog] == []
 
 
@@ -73,3 +80,11 @@ def test_scalings_differ_needs_both_scalings():
     flat = compare_scalings(np.full((4, 4), 0.5))
     with pytest.raises(ValueError, match="undefined for this map"):
         E.scalings_differ(flat, "logit")
+
+
+def test_figure_captions_say_which_scaling():
+    app, overlay, view = E.figure_captions("SmoothGrad", "loss", "max", 292, "tiger", 0.25, None)
+    assert app[0] == "SmoothGrad, loss, max" and "for class 292, tiger" in app[1]
+    assert overlay[0] == "Overlay (alpha 0.25)" and view[0] == "What the model sees"
+    notes, _, _ = E.figure_captions("Vanilla gradient", "loss", "sum", 292, "tiger", 0.5, "000:2")
+    assert notes[0] == "The notes' recipe (000:2): loss, sum, P1..P99, uint8"
