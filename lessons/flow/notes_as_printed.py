@@ -3,9 +3,9 @@
 ``crop_rect`` and ``gradual_mean`` are the NumPy version at notes 000:79; ``gradual_mean_pytorch``
 is the vectorised version at notes 000:80. The notes lost their indentation (every line starts
 with one space), so only the indentation is restored here; every statement, name, default and
-docstring is the notes' own (``tests/lessons/flow/test_fill.py`` checks that this file's text,
-whitespace collapsed, occurs verbatim at those lines). Nothing here is fixed or tidied: the tests
-and ``benchmarks/flow.py`` run these functions to compare the app's versions
+docstring is the notes' own (``tests/lessons/flow/test_references.py`` checks that this file's
+text, whitespace collapsed, occurs verbatim at those lines). Nothing here is fixed or tidied: the
+tests and ``benchmarks/flow.py`` run these functions to compare the app's versions
 (:mod:`lessons.flow.references`) with what the notes really do. The page never runs them.
 """
 
