@@ -462,7 +462,9 @@ def _held_map(model: _Classifier, subject: _Subject, key: tuple, params: dict, s
             *key, "", model.loaded.model, subject.x, params, [], _probe=True))  # fmt: skip
 
 
-def _compute_map(model: _Classifier, subject: _Subject, key: tuple, params, label, ran, slot):
+def _compute_map(
+    model: _Classifier, subject: _Subject, key: tuple, params: dict, label: str, ran: list, slot
+) -> tuple[S.SaliencyResult, float, float]:
     """Compute the map (shared: once for the whole server); an error stops the page with it."""
     st.caption(_(E.MAP_COMPUTING).format(label=label))
     try:
@@ -477,7 +479,7 @@ def _compute_map(model: _Classifier, subject: _Subject, key: tuple, params, labe
 
 
 # ---------------------------------------------------------------- the figure and the details
-def _figure(choice: S.MapChoice, shown: _Map, pictures: P.Pictures, name: str, prob: float):
+def _figure(choice: S.MapChoice, shown: _Map, pictures: P.Pictures, name: str, prob: float) -> None:
     """The map, the overlay and the model's view side by side, and what they explain."""
     method = _(METHOD_NAMES[shown.method])
     ref = cite(NOTES_RECIPE_REF) if pictures.notes_scaled else None
@@ -494,7 +496,10 @@ def _figure(choice: S.MapChoice, shown: _Map, pictures: P.Pictures, name: str, p
                                        provenance=tr(shown.provenance)))  # fmt: skip
 
 
-def _how_it_was_made(model, subject, choice, shown: _Map, pictures: P.Pictures, name, prob):
+def _how_it_was_made(
+    model: _Classifier, subject: _Subject, choice: S.MapChoice, shown: _Map,
+    pictures: P.Pictures, name: str, prob: float,
+) -> None:  # fmt: skip
     """How the map was made, its timings (and a re-timing on request), and its downloads."""
     st.header(_("How this map was made"), anchor=False)
     st.caption(tr(E.recipe_caption(choice.recipe == "notes", cite(NOTES_RECIPE_REF))))
@@ -532,7 +537,7 @@ def _how_it_was_made(model, subject, choice, shown: _Map, pictures: P.Pictures, 
                                        backward=timing.backward_ms))  # fmt: skip
 
 
-def _sanity_check(model: _Classifier, subject: _Subject, choice: S.MapChoice, shown: _Map):
+def _sanity_check(model: _Classifier, subject: _Subject, choice: S.MapChoice, shown: _Map) -> None:
     """The cascading randomization test of the chosen method, when its toggle is on."""
     st.header(_("Sanity check"), anchor=False)
     st.markdown(_(E.SANITY_INTRO))
@@ -567,7 +572,10 @@ def _sanity_check(model: _Classifier, subject: _Subject, choice: S.MapChoice, sh
         _show_sanity(stored[1], choice.colormap)
 
 
-def _sanity_outcome(model, subject, choice, sanity_key: tuple, estimate: S.RunEstimate):
+def _sanity_outcome(
+    model: _Classifier, subject: _Subject, choice: S.MapChoice, sanity_key: tuple,
+    estimate: S.RunEstimate,
+) -> R.RandomizationResult | str | None:  # fmt: skip
     """The test's result (or its error's message), from the shared cache, or run now; None while
     it waits for its click."""
     (model_key, image_digest, target, method, params_key), k, percentile = sanity_key
