@@ -8,8 +8,9 @@ Where the notes are wrong or out of date, a page shows a :class:`NotesCallout`: 
 words (Chinese, verbatim), an English gloss, the line reference, and what PyTorch does *today*,
 decided from a live run of a snippet (:func:`run_live`), never from a hard-coded answer.
 
-Each lesson module that has callouts defines ``notes_callouts() -> list[NotesCallout]``;
-:func:`all_callouts` collects them (each lesson's README lists its own, and a test checks it does).
+Each module that has callouts defines ``notes_callouts() -> list[NotesCallout]``;
+``lessons.registry.all_callouts`` finds and collects them (each lesson's README lists its own, and
+a test checks it does).
 Pure: no Streamlit.
 
 >>> str(NotesRef.parse("002:980-992"))
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import os
 import random
 import re
@@ -71,18 +71,6 @@ NOTES_CODE_COMMENTS: frozenset[str] = frozenset(
 
 Verdict = Literal["wrong", "out of date", "incomplete", "differs from the app"]
 VERDICTS: tuple[str, ...] = ("wrong", "out of date", "incomplete", "differs from the app")
-
-#: Modules whose ``notes_callouts()`` the app shows; :func:`all_callouts` reads them in order.
-CALLOUT_MODULES: tuple[str, ...] = (
-    "core.environment",
-    "lessons.indexing.tracing",
-    "lessons.indexing.pitfalls",
-    "lessons.batchnorm.layer",
-    "lessons.warp.affine",
-    "lessons.saliency.maps",
-    "lessons.flow.fill",
-    "lessons.memory.scenarios",
-)
 
 _REF_RE = re.compile(r"^(\d{3}):(\d+)(?:-(\d+))?$")
 
@@ -280,20 +268,6 @@ def verdict_if(confirmed: bool, verdict: str) -> str:
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
     return verdict if confirmed else "incomplete"
-
-
-def all_callouts() -> list[NotesCallout]:
-    """Every callout of every module in :data:`CALLOUT_MODULES` (computed live, a few seconds)."""
-    callouts: list[NotesCallout] = []
-    for name in CALLOUT_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        builder = getattr(module, "notes_callouts", None)
-        if builder is not None:
-            callouts.extend(builder())
-    return callouts
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from core.notes import NotesCallout
 from core.text import N_, T
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,3 +189,34 @@ def _sentence(sentence: str, translate: Callable[[str], str]) -> str:
     if isinstance(sentence, T) and sentence.args:
         return translate(sentence.template).format(**sentence.args)
     return translate(sentence)
+
+
+_DEFINES_CALLOUTS = re.compile(r"^def notes_callouts\(", re.M)
+
+
+def callout_modules() -> tuple[str, ...]:
+    """Every module that defines ``notes_callouts()``: ``core``'s first (the Home page shows
+    them), then each lesson's in menu order. Found by reading the sources, so a module that is
+    added, split or renamed is found without a list to keep up to date."""
+    folders = [ROOT / "core", *(ROOT / "lessons" / page.slug for page in (HOME, *LESSONS))]
+    found = []
+    for folder in folders:
+        for path in sorted(folder.glob("*.py")):
+            if _DEFINES_CALLOUTS.search(path.read_text(encoding="utf-8")):
+                found.append(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    return tuple(found)
+
+
+def lesson_of_module(module: str) -> str:
+    """The slug of the page that shows a module's callouts: ``lessons.<slug>.*`` is that lesson,
+    a shared module (``core.environment``) is shown on Home."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "lessons" else HOME.slug
+
+
+def all_callouts() -> list[NotesCallout]:
+    """Every callout of every module in :func:`callout_modules` (computed live, a few seconds)."""
+    callouts: list[NotesCallout] = []
+    for name in callout_modules():
+        callouts.extend(importlib.import_module(name).notes_callouts())
+    return callouts

@@ -7,7 +7,7 @@ Module map, from the bottom up (``page`` is the only one that imports Streamlit)
   deterministic batches, the page's mean/std boxes and the spatial-size cap.
 - ``layer``: BNState and ``manual_batchnorm`` (torch's arithmetic, step by step); SimConfig,
   History and ``simulate`` (training on the stream) with its cost model; the notes' claims
-  about the layer checked live (``notes_callouts``, named in ``core.notes.CALLOUT_MODULES``).
+  about the layer checked live (``notes_callouts``).
 - ``modes``: train() vs eval() on one batch, the batch the page shows (ShownRun), the last
   update of the buffers, PyTorch's momentum against Keras'.
 - ``real_modules``: the real nn.BatchNorm: built, its anatomy, its error on an input, and

@@ -7,7 +7,7 @@ updated buffers as a :class:`BNState`. :func:`simulate` trains it on a
 :class:`~lessons.batchnorm.stream.Stream` (a :class:`SimConfig` holds one run's settings) and
 returns its :class:`History`; :func:`estimate_simulate_seconds` says how long that takes here.
 :func:`notes_callouts` checks what the notes say about the layer by running it
-(``core.notes.CALLOUT_MODULES`` names this module).
+(``lessons.registry.all_callouts`` finds it).
 
 >>> import torch
 >>> x = torch.randn(8, 3)

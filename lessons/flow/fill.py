@@ -22,7 +22,6 @@ import torch
 
 from core.text import N_, T
 from lessons.flow.baselines import inpaint_fill, nearest_fill
-from lessons.flow.flow_files import load_flow_file, save_flo
 from lessons.flow.gradual_mean import (
     FillResult,
     as_numpy_hwc,
@@ -31,7 +30,6 @@ from lessons.flow.gradual_mean import (
     window_sizes,
 )
 from lessons.flow.masks import apply_holes, fb_consistency_mask, make_hole_mask
-from lessons.flow.notes_checks import notes_callouts
 from lessons.flow.references import (
     notes_gradual_mean_numpy,
     notes_gradual_mean_torch,
@@ -80,13 +78,6 @@ __all__ = [
     "notes_reference_on_by_default",
     "notes_reference_work",
     "run_method",
-    # Defined elsewhere, reached through this module: the page and the app's tests load and
-    # save flow files and build synthetic flows from here, and the notes' callout list
-    # (core.notes.CALLOUT_MODULES) names this module for the Flow page's callouts.
-    "load_flow_file",
-    "notes_callouts",
-    "save_flo",
-    "synthetic_flow",
 ]
 
 SOURCES: tuple[str, ...] = ("synthetic", "stereo", "affine")

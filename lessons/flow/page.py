@@ -17,7 +17,7 @@ import streamlit as st
 import lessons.flow.fill as ff
 from core.text import N_
 from lessons.flow import explanations as say
-from lessons.flow import figures, menus, snippets, sources
+from lessons.flow import figures, flow_files, menus, snippets, sources
 from lessons.flow.fill import METHOD_CV2, NOTES_NUMPY_METHOD, NOTES_TORCH_METHOD, FlowCase, FlowSpec
 from lessons.flow.gradual_mean import FillResult, window_sizes
 from lessons.flow.notes_checks import NOTES_CLAIM_REF, NOTES_CLAIM_ZH, notes_speed_claim
@@ -50,7 +50,7 @@ def _built_case(spec: FlowSpec) -> FlowCase:
 @bounded_cache(max_entries=4, ttl="30m")
 def _flow_file(digest: str, suffix: str, _data: bytes) -> np.ndarray:
     """An uploaded flow file (SHA-256 ``digest``) decoded once, whatever the mask settings."""
-    return ff.load_flow_file(f"flow{suffix}", _data)
+    return flow_files.load_flow_file(f"flow{suffix}", _data)
 
 
 @bounded_cache(max_entries=4, ttl=CACHE_TTL_S)

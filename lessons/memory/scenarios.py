@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.notes import NotesCallout
 from core.text import N_, T
 from lessons.memory.allocator_sim import MiB, format_size
 from lessons.memory.backends import (
@@ -37,7 +36,6 @@ from lessons.memory.backends import (
 
 # The no_grad demo's model, read here by the check that sessions do not reseed each other
 # (tests/shared/test_seeding.py).
-from lessons.memory.eval_memory import _eval_model as _eval_model
 
 StepKind = Literal["alloc", "free", "free_all", "empty_cache", "reset_peak", "cap", "uncap"]
 
@@ -505,11 +503,3 @@ def run_scenario(key: str, backend: MemoryBackend, ledger: TensorLedger) -> Scen
     return ScenarioRun(scenario, backend.label, run_steps(scenario.steps, backend, ledger))
 
 
-def notes_callouts() -> list[NotesCallout]:
-    """The memory page's "the notes say / PyTorch today does" callouts (000:5), run live: those
-    of :mod:`lessons.memory.allocator_rule`, read here because ``core.notes.CALLOUT_MODULES``
-    names this module."""
-    # imported when called: allocator_rule imports this module (it runs the reuse scenario)
-    from lessons.memory.allocator_rule import notes_callouts as allocator_rule_callouts
-
-    return allocator_rule_callouts()

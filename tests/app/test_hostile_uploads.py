@@ -10,7 +10,7 @@ import torch
 
 import tests.hostile_models as hostile
 import ui.image_input as image_input
-from lessons.flow.fill import save_flo
+from lessons.flow.flow_files import save_flo
 from lessons.saliency import models as M
 from tests.lessons.saliency.test_page import upload_model
 from tests.shared.test_images import sixteen_bit_png_bomb
@@ -95,16 +95,16 @@ def test_flow_file_huge_header_refused(open_page):
 
 
 def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
-    import lessons.flow.fill
+    import lessons.flow.flow_files
 
     calls = []
-    real = lessons.flow.fill.load_flow_file
+    real = lessons.flow.flow_files.load_flow_file
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(lessons.flow.fill, "load_flow_file", counting)
+    monkeypatch.setattr(lessons.flow.flow_files, "load_flow_file", counting)
     import ui.images
 
     hashed = []

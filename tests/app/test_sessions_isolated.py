@@ -10,7 +10,8 @@ import io
 
 import numpy as np
 
-from lessons.flow.fill import save_flo, synthetic_flow
+from lessons.flow.flow_files import save_flo
+from lessons.flow.sources import synthetic_flow
 from tests.lessons.saliency.test_page import _sample_bytes
 
 

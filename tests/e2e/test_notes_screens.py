@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.notes import all_callouts
 from lessons.indexing import presets as ix
+from lessons.registry import all_callouts
 from tests.e2e.conftest import SCREENSHOTS
 from tests.e2e.test_browser import IDLE, SCRIPT_TIMEOUT_MS, assert_rendered, page_url
 

@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 
 from core.notes import (
-    CALLOUT_MODULES,
     NOTES_FILES,
     VERDICTS,
     NotesCallout,
     NotesRef,
-    all_callouts,
     cite,
     normalise_notes_text,
     quote_is_at,
     run_live,
     verdict_if,
 )
+from lessons.registry import all_callouts, callout_modules, lesson_of_module
 from tests.notes_marks import needs_notes
+from tests.sources import sources
 from ui.notes_callout import today_heading
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,13 +117,6 @@ def test_every_callout_quotes_the_notes_at_its_line(callouts):
 NOTES_SECTION = "## What the notes say, and where they are wrong"
 
 
-def _lesson_of(module: str) -> str:
-    """The lesson whose page shows a callout module's callouts: ``lessons.<slug>.*`` is that
-    lesson; a shared module (``core.environment``) builds the Home page's."""
-    parts = module.split(".")
-    return parts[1] if parts[0] == "lessons" else "home"
-
-
 def _notes_section(slug: str) -> str:
     path = ROOT / "lessons" / slug / "README.md"
     assert path.is_file(), f"{path.relative_to(ROOT)} is missing"
@@ -139,14 +132,9 @@ def _notes_section(slug: str) -> str:
 def test_each_lesson_readme_lists_its_callouts(callouts):
     """Each callout is listed (reference and key) in the README of the lesson that shows it."""
     by_lesson: dict[str, list[NotesCallout]] = {}
-    for name in CALLOUT_MODULES:
-        try:  # as all_callouts does: a module not written yet has no callouts
-            module = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        builder = getattr(module, "notes_callouts", None)
-        if builder is not None:
-            by_lesson.setdefault(_lesson_of(name), []).extend(builder())
+    for name in callout_modules():
+        module = importlib.import_module(name)
+        by_lesson.setdefault(lesson_of_module(name), []).extend(module.notes_callouts())
     found = sorted(c.key for group in by_lesson.values() for c in group)
     assert found == sorted(c.key for c in callouts)  # every callout has a lesson
     absent = []
@@ -328,3 +316,13 @@ def test_a_notes_quote_carries_its_language(lang):
     glosses = [t.value for t in at.text if t.value.startswith("In English:")]
     expected = ["In English: size is the output grid", "In English: the same, in English already"]
     assert glosses == (expected if lang == "en" else [])
+
+
+def test_every_module_with_callouts_is_found():
+    """A module defining notes_callouts() anywhere in core/ or a lesson is collected, and the
+    search finds the ones known to exist (a move cannot hide callouts from the checks)."""
+    found = set(callout_modules())
+    assert {"core.environment", "lessons.warp.affine"} <= found
+    for path in sources("core/*.py", "lessons/*/*.py"):
+        if "\ndef notes_callouts(" in path.read_text(encoding="utf-8"):
+            assert ".".join(path.relative_to(ROOT).with_suffix("").parts) in found, path

@@ -310,7 +310,7 @@ class TestSessionsDoNotReseedEachOther:
     def test_interleaved_sessions_get_their_own_eval_model(self, monkeypatch):
         import threading
 
-        from lessons.memory.scenarios import _eval_model
+        from lessons.memory.eval_memory import _eval_model
 
         alone = self._weights(_eval_model())
         in_first_layer, reseeded = threading.Event(), threading.Event()
@@ -342,7 +342,7 @@ class TestSessionsDoNotReseedEachOther:
         assert all(torch.equal(a, b) for a, b in zip(alone, interleaved, strict=True))
 
     def test_eval_model_leaves_the_process_generator_alone(self):
-        from lessons.memory.scenarios import _eval_model
+        from lessons.memory.eval_memory import _eval_model
 
         seed_everything(77)
         expected = torch.rand(3)
@@ -351,7 +351,7 @@ class TestSessionsDoNotReseedEachOther:
         assert torch.equal(torch.rand(3), expected)
 
     def test_eval_model_seed_is_explicit(self):
-        from lessons.memory.scenarios import _eval_model
+        from lessons.memory.eval_memory import _eval_model
 
         same = zip(self._weights(_eval_model(1)), self._weights(_eval_model(1)), strict=True)
         assert all(torch.equal(a, b) for a, b in same)
