@@ -22,10 +22,6 @@ grid_sample         cv2.warpAffine
 The notes' one claim about this lesson that needs a caveat (affine_grid's ``size`` is not
 OpenCV's ``dsize``) is checked live here too (:func:`notes_callouts`).
 
-The output cap and the cost model are importable from here as well (``x as x`` imports):
-``tests/app/test_heavy_links.py`` patches :func:`compare_warps` in this module and checks the
-page's heavy gate against ``MAX_OUTPUT_SIDE``, ``estimate_warp_seconds`` and ``preview_dsize``.
-
 Nothing here imports Streamlit.
 """
 
@@ -41,11 +37,8 @@ import torch.nn.functional as F
 
 from core.notes import NotesCallout, NotesRef, run_live
 from core.text import N_
-from lessons.warp.cost import estimate_warp_seconds as estimate_warp_seconds
-from lessons.warp.cost import preview_dsize as preview_dsize
 from lessons.warp.sampling import SamplingGrid, sampling_grid, zoom_grid
 from lessons.warp.theta import AffineMatrices, affine_matrices, affine_to_theta, notes_shift_px
-from lessons.warp.validation import MAX_OUTPUT_SIDE as MAX_OUTPUT_SIDE
 from lessons.warp.validation import (
     check_reflection_reach,
     homogeneous,

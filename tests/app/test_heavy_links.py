@@ -9,6 +9,8 @@ import pytest
 
 import lessons.batchnorm.layer as core_bn
 import lessons.warp.affine as core_warp
+from lessons.warp.cost import estimate_warp_seconds, preview_dsize
+from lessons.warp.validation import MAX_OUTPUT_SIDE
 from tests.app.conftest import open_cold
 from ui import heavy
 
@@ -38,20 +40,20 @@ def test_the_4096_warp_link_is_refused_by_the_cap_without_warping(warp_sizes):
     at = open_cold("warp", WARP_LINK)
     assert not at.exception, at.exception
     assert warp_sizes == []
-    assert f"cap of {core_warp.MAX_OUTPUT_SIDE}" in _texts(at.error)
-    assert core_warp.MAX_OUTPUT_SIDE <= 2048
+    assert f"cap of {MAX_OUTPUT_SIDE}" in _texts(at.error)
+    assert MAX_OUTPUT_SIDE <= 2048
 
 
 def test_a_warp_link_above_the_budget_waits_for_a_click_that_states_its_time(warp_sizes):
-    side = core_warp.MAX_OUTPUT_SIDE
+    side = MAX_OUTPUT_SIDE
     at = open_cold("warp", {**WARP_LINK, "warp.out_w": str(side), "warp.out_h": str(side)})
     assert not at.exception, at.exception
     # only its top-left corner, within the budget, is warped meanwhile
-    corner = core_warp.preview_dsize((side, side), "bicubic", notes=True,
+    corner = preview_dsize((side, side), "bicubic", notes=True,
                                      seconds=heavy.budget_s())
     assert corner[0] < side and set(warp_sizes) == {corner}
     assert f"top-left {corner[0]}×{corner[1]} of the {side}×{side} output" in _texts(at.caption)
-    seconds = core_warp.estimate_warp_seconds(side, side, "bicubic", notes=True)
+    seconds = estimate_warp_seconds(side, side, "bicubic", notes=True)
     assert seconds > heavy.budget_s()
     button = at.button(key="warp.large.run")
     assert button.label == f"Run the {side}×{side} warp (about {seconds:.0f} s)"
@@ -61,7 +63,7 @@ def test_a_warp_link_above_the_budget_waits_for_a_click_that_states_its_time(war
 def test_the_click_runs_the_warp_it_names(monkeypatch, warp_sizes):
     monkeypatch.setenv("TP_HEAVY_BUDGET_S", "0.5")  # a small output is over this budget
     size = (600, 400)
-    assert core_warp.estimate_warp_seconds(*size, "bicubic", notes=True) > 0.5
+    assert estimate_warp_seconds(*size, "bicubic", notes=True) > 0.5
     at = open_cold("warp", {**WARP_LINK, "warp.out_w": str(size[0]),
                             "warp.out_h": str(size[1])})
     assert not at.exception, at.exception
