@@ -166,3 +166,37 @@ def test_the_docs_carry_no_ticket_history():
         for match in pattern.finditer(doc.read_text(encoding="utf-8"))
     ]
     assert not found, f"history in the docs: {found}"
+
+
+CODE_PATH = re.compile(
+    r"\b((?:app|lessons|core|ui|testing|tools|benchmarks|deploy|tests)(?:/[\w.-]+)*\.py)\b"
+)
+LESSON_MODULE = re.compile(r"\blessons\.(\w+)\.(\w+)\b")
+
+
+def _stale_code_names(text: str) -> list[str]:
+    """Source paths (``lessons/warp/page.py``) and lesson modules (``lessons.warp.affine``) that
+    ``text`` names but the tree does not have."""
+    stale = [path for path in CODE_PATH.findall(text) if not (ROOT / path).is_file()]
+    for slug, name in LESSON_MODULE.findall(text):
+        room = ROOT / "lessons" / slug
+        if room.is_dir() and not ((room / f"{name}.py").is_file() or (room / name).is_dir()):
+            stale.append(f"lessons.{slug}.{name}")
+    return stale
+
+
+def test_the_docs_name_only_files_and_modules_that_exist():
+    """A move or a split must take the docs with it."""
+    stale = {
+        str(path.relative_to(ROOT)): names
+        for path in markdown_files()
+        if (names := _stale_code_names(path.read_text(encoding="utf-8")))
+    }
+    assert stale == {}
+
+
+def test_stale_names_are_found():
+    assert _stale_code_names("see `lessons/warp/nowhere.py` and lessons.warp.nowhere") == [
+        "lessons/warp/nowhere.py", "lessons.warp.nowhere"
+    ]
+    assert _stale_code_names("`lessons/warp/page.py`, lessons.warp.page.story") == []
