@@ -317,8 +317,8 @@ def _main_figure(at) -> dict:
 
 
 def test_mask_panel_is_visible_on_a_white_page(flow_page):
-    # The border-band mask used to be white on the white page: the mask panel now draws valid
-    # flow pale blue and holes dark, so no part of it is page-white.
+    # A mask drawn white would vanish on the white page (the border band most): the mask panel
+    # draws valid flow pale blue and holes dark, so no part of it is page-white.
     at = flow_page
     at.toggle(key="flow.notes").set_value(False)
     at.selectbox(key="flow.mask").select("border").run()

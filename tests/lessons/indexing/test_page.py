@@ -631,7 +631,7 @@ def test_every_preset_link_is_short_and_opens_the_preset(page):
 
 
 def test_every_bound_control_survives_a_page_switch(page):
-    """ui/state.py is gone: persist_state and the URL keep each section's controls."""
+    """persist_state and the URL keep each section's controls through a page switch."""
     at = page
     at.selectbox(key=f"{K}.preset").select("group_means").run()
     at.selectbox(key=f"{K}.op").select("scatter").run()
