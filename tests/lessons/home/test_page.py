@@ -166,7 +166,7 @@ class TestImageInput:
 
 
 # ------------------------------------------------------------------------------------------
-# Issue 11: use_deterministic_algorithms wording, the cuDNN option, GPUs, collect_env, notes
+# use_deterministic_algorithms wording, the cuDNN option, GPUs, collect_env, notes
 # ------------------------------------------------------------------------------------------
 
 
@@ -195,7 +195,7 @@ class TestDeterministicFlagWording:
             assert op.split(":")[0] in raise_text and op.split(":")[0] not in made_text, op
         for op in made:
             assert op.split(":")[0] in made_text and op.split(":")[0] not in raise_text, op
-        # the wrong lesson of issue 11: scatter_add_ / index_add on CUDA do not raise
+        # the wrong lesson to teach: scatter_add_ / index_add on CUDA do not raise
         assert not any("scatter_add_" in op or "index_add" in op for op in raises)
         assert "torch.Tensor.scatter_add_ when called on a CUDA tensor" in made
         assert f"According to its docstring in torch {torch.__version__}" in bullet
@@ -322,7 +322,7 @@ class TestLiveProcesses:
 
 
 # ------------------------------------------------------------------------------------------
-# Issue 12: alt text, link labels that fit, environment notes that wrap
+# Accessibility and layout: alt text, link labels that fit, environment notes that wrap
 # ------------------------------------------------------------------------------------------
 
 
