@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -35,18 +34,6 @@ def test_the_chinese_readme_opens_with_the_same_two_commands():
 def test_ci_runs_the_readme_test_command():
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert readme_commands()[1] in ci_lines
-
-
-def test_core_never_imports_streamlit():
-    for path in (ROOT / "core").rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            assert not any(n.split(".")[0] == "streamlit" for n in names), path
 
 
 def test_pages_live_outside_legacy_pages_folder():
