@@ -29,7 +29,7 @@ from deploy.nginx_conf import (
     render,
     route_name,
 )
-from tests.sources import sources
+from tests.sources import sources as source_files
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_FLAGS = {
@@ -113,7 +113,7 @@ def test_dockerignore_ships_the_app_without_tests_and_benchmarks():
     assert not set(APP_SOURCES + (".streamlit", "locales", "requirements.txt")) & dockerignored()
     # The image still runs: nothing the app imports lives in a folder left out of it.
     for source in APP_SOURCES:
-        paths = [ROOT / source] if source.endswith(".py") else sources(f"{source}/**/*.py")
+        paths = [ROOT / source] if source.endswith(".py") else source_files(f"{source}/**/*.py")
         for path in paths:
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
