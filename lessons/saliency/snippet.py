@@ -83,6 +83,27 @@ with torch.no_grad():
     logits = loaded.model(x)
 {target_line}
 """
+    body = _method_body(method, objective, reduce, n=n, sigma=sigma, steps=steps,
+                        baseline=baseline, seed=seed)  # fmt: skip
+    tail = f"""
+saliency_u8 = scale_percentile(saliency, percentile={percentile})  # /(P{percentile:g} + 1e-12)
+picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
+"""
+    if recipe == "notes":
+        body = _NOTES_RECIPE_BODY
+        tail = f"""saliency_u8 = saliency_map[..., 0]  # (H, W) uint8
+picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
+"""
+    return head + body + tail
+
+
+def _method_body(
+    method: str, objective: str, reduce: str, *, n: int, sigma: float, steps: int,
+    baseline: str, seed: int,
+) -> str:  # fmt: skip
+    """The lines of :func:`snippet_for` that compute ``saliency`` (H, W) from ``x`` and
+    ``target``: vanilla spelled out in plain torch, the other methods through
+    ``lessons.saliency.maps``."""
     reduce_expr = "grad.abs().sum(dim=1)[0]" if reduce == "sum" else "grad.abs().amax(dim=1)[0]"
     # whole comments (marked), so a Chinese page shows them translated (ui.code.localized)
     reduce_comment = (
@@ -94,47 +115,36 @@ with torch.no_grad():
         score_line = (
             "score = F.cross_entropy(loaded.model(x), torch.tensor([target], device=x.device))"
         )
-    if method == "vanilla":
-        body = f"""
+    bodies = {
+        "vanilla": f"""
 x = x.clone().requires_grad_(True)
 {score_line}
 (grad,) = torch.autograd.grad(score, x)  # no parameter .grad is written
 saliency = {reduce_expr}.cpu()  # {reduce_comment}
-"""
-    elif method == "grad_x_input":
-        body = f"""
+""",
+        "grad_x_input": f"""
 from lessons.saliency.maps import grad_x_input
 
 saliency = grad_x_input(loaded.model, x, target, objective={objective!r}, reduce={reduce!r})
-"""
-    elif method == "smoothgrad":
-        body = f"""
+""",
+        "smoothgrad": f"""
 from lessons.saliency.maps import smoothgrad
 
 saliency = smoothgrad(
     loaded.model, x, target, n={n}, sigma={sigma}, seed={seed},
     objective={objective!r}, reduce={reduce!r},
 )
-"""
-    else:
-        body = f"""
+""",
+        "integrated_gradients": f"""
 from lessons.saliency.maps import integrated_gradients
 
 saliency = integrated_gradients(
     loaded.model, x, target, steps={steps}, baseline={baseline!r},
     black_level=loaded.black_level(), objective={objective!r}, reduce={reduce!r},
 )
-"""
-    tail = f"""
-saliency_u8 = scale_percentile(saliency, percentile={percentile})  # /(P{percentile:g} + 1e-12)
-picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
-"""
-    if recipe == "notes":
-        body = _NOTES_RECIPE_BODY
-        tail = f"""saliency_u8 = saliency_map[..., 0]  # (H, W) uint8
-picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
-"""
-    return head + body + tail
+""",
+    }
+    return bodies[method]
 
 
 _NOTES_RECIPE_BODY = """
