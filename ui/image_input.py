@@ -17,9 +17,9 @@ from core.images import (
 from core.text import N_
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.i18n import _, tr, translator
-from ui.images import upload_digest
 from ui.links import BOUND
 from ui.markdown import plain
+from ui.pictures import upload_digest
 
 SAMPLE = N_("Bundled sample")
 UPLOAD = N_("Upload a file")

@@ -27,11 +27,11 @@ from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
-from ui.images import upload_digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_quote
+from ui.pictures import upload_digest
 from ui.settings import current_settings
 
 CACHE_TTL_S = 3600  # shared results live an hour, then are computed again

@@ -12,9 +12,9 @@ from lessons.registry import LESSONS, available_lessons, lessons_markdown
 from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
 from ui.image_input import image_input
-from ui.images import show_image
 from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
+from ui.pictures import show_image
 from ui.settings import Settings, current_settings
 from ui.tables import show_table
 from ui.turns import take_turn

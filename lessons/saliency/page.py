@@ -35,11 +35,11 @@ from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
 from ui.image_input import image_input
-from ui.images import digest, upload_digest
 from ui.lesson import lesson_layout
 from ui.links import BOUND
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
+from ui.pictures import digest, upload_digest
 from ui.settings import current_settings
 
 WHAT_TO_CHANGE = N_("{message}\n\n**What to change:** {hint}")

@@ -25,10 +25,10 @@ from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, current_language, tr, translator
 from ui.image_input import UPLOAD, image_input
-from ui.images import digest, show_image
 from ui.lesson import lazy_expander, lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
+from ui.pictures import digest, show_image
 from ui.settings import current_settings
 
 

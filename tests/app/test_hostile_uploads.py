@@ -105,12 +105,12 @@ def test_flow_file_decoded_once_across_mask_changes(open_page, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(lessons.flow.flow_files, "load_flow_file", counting)
-    import ui.images
+    import ui.pictures
 
     hashed = []
-    real_digest = ui.images.file_digest
+    real_digest = ui.pictures.file_digest
     monkeypatch.setattr(
-        ui.images, "file_digest", lambda data: hashed.append(1) or real_digest(data)
+        ui.pictures, "file_digest", lambda data: hashed.append(1) or real_digest(data)
     )
     flow = np.stack(np.meshgrid(np.linspace(-1, 1, 40), np.linspace(-1, 1, 30)), 2)
     at = open_page("flow")

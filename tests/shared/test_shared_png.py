@@ -1,4 +1,4 @@
-"""ui.images: pictures go to st.image as PNG bytes made once, exact and at the width shown."""
+"""ui.pictures: pictures go to st.image as PNG bytes made once, exact and at the width shown."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from ui.images import digest, show_image
+from ui.pictures import digest, show_image
 
 
 class _Where:

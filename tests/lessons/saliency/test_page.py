@@ -292,23 +292,23 @@ def test_notes_recipe_on_a_flat_map_warns_and_falls_back(open_page, monkeypatch)
 
 def test_an_uploaded_model_is_hashed_once_not_on_every_rerun(open_page, monkeypatch):
     """An upload may be 200 MB: its digest (the model cache's key) is taken once per uploaded
-    file (ui.images.upload_digest), not on every rerun of the page."""
+    file (ui.pictures.upload_digest), not on every rerun of the page."""
     import hashlib
 
-    from ui import images
+    from ui import pictures
 
     class Linear(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x.mean(dim=(1, 2, 3)).unsqueeze(1) * torch.linspace(-1.0, 1.0, 1000)
 
     hashed: list[int] = []
-    real = images.file_digest
+    real = pictures.file_digest
 
     def file_digest(data: bytes) -> str:
         hashed.append(len(data))
         return real(data)
 
-    monkeypatch.setattr(images, "file_digest", file_digest)
+    monkeypatch.setattr(pictures, "file_digest", file_digest)
     module = Linear()
     at = upload_module(open_page("saliency"), monkeypatch, module, "linear.pt")
     assert not at.exception and not at.error, errors(at)
