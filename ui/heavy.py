@@ -31,6 +31,13 @@ them, only to hand it to the sessions that were waiting; the page's own ``st.cac
 keeps it after that. When the first caller's run stops (the student reran the page, an
 error), a waiting caller computes it instead: nobody gets another session's exception.
 
+:func:`heavy_result` (the three around a shared cache). Work that may be heavy, its result
+shared by the whole server: this session's last result for the same settings, else what the
+shared cache holds now (asked without computing, :class:`SharedWorkMarks`), else, after the
+click when above the budget, computed once for the server, as a heavy job above the budget;
+it is then this session's last result. ``None`` while it waits for its click, and the page
+shows its cheap version.
+
 The budget (:func:`budget_s`, 2 s) and :data:`HEAVY_JOBS` come from ``TP_HEAVY_BUDGET_S``
 (seconds, > 0) and ``TP_HEAVY_JOBS`` (a positive integer) when set; the budget is read on every
 call so a test may change the environment.
@@ -38,17 +45,20 @@ call so a test may change the environment.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
-from typing import TypeVar
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import streamlit as st
 
 from ui import turns
+from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.i18n import _, ngettext
 
 R = TypeVar("R")
@@ -328,3 +338,171 @@ def compute_once(key: Hashable, fn: Callable[[], R],
     so on its page) and gets the first caller's result. If the first caller's ``fn`` raises
     (its run stopped, an error), the exception is its own; a waiting caller computes instead."""
     return _once(key, fn, on_wait)
+
+
+# ------------------------------------------------------------------------------------------
+# The three around a shared cache
+# ------------------------------------------------------------------------------------------
+class _NotCached(Exception):
+    """Raised by :func:`_shared_work` when only asked (``_probe``) and its cache does not hold
+    the result: Streamlit stores nothing when the function raises, so asking never computes."""
+
+
+# Results of heavy work kept for the whole server, every page's: 48 holds the saliency page's
+# recent maps (32) and sanity checks (16) at once.
+@bounded_cache(max_entries=48, ttl=SHARED_TTL_S)
+def _shared_work(key: tuple, _work: Callable[[], R] | None, _ran: list,
+                 _probe: bool = False) -> tuple[R, float, float]:  # fmt: skip
+    # One result per key (a gate and the signature of its work) for the whole server: Streamlit
+    # computes a key once while other sessions asking for it wait, and replays what the work
+    # drew (its progress bar) on a hit. ``_ran`` tells the caller the work ran here.
+    if _probe or _work is None:
+        raise _NotCached
+    _ran.append(True)
+    return _timed(_work)
+
+
+def _timed(work: Callable[[], R]) -> tuple[R, float, float]:
+    """``work()``, the seconds it took, and when it was done (``time.time()``)."""
+    t0 = time.perf_counter()
+    value = work()
+    return value, time.perf_counter() - t0, time.time()
+
+
+class SharedWorkMarks:
+    """The keys of shared work being computed now, to ask the shared cache without waiting.
+
+    Whether a result is made is asked of the cache itself (:meth:`held`): a list of the keys
+    made would outlive the cache's entries (evicted, expired), and a key it still named would
+    open a heavy view with no click and outside the queue, computing it again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.computing: dict[Hashable, int] = {}  # key -> callers computing it now
+
+    def held(self, key: Hashable, probe: Callable[[], R]) -> R | None:
+        """``probe()`` (the shared cache asked with ``_probe=True``) when the cache holds the
+        result now, else None; never computes. Skipped while ``key`` is being computed
+        (:meth:`marked`): on a miss Streamlit takes the key's compute lock, and waiting there
+        for someone else's long computation would hold this script's turn (ui.turns), stopping
+        every other page, with nothing on screen."""
+        with self._lock:
+            if self.computing.get(key):
+                return None
+            try:
+                return probe()
+            except _NotCached:
+                return None
+
+    @contextmanager
+    def marked(self, key: Hashable) -> Iterator[None]:
+        """Mark ``key`` as being computed for the block (see :meth:`held`)."""
+        with self._lock:
+            self.computing[key] = self.computing.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self.computing.pop(key) - 1
+                if left:
+                    self.computing[key] = left
+
+
+_marks = SharedWorkMarks()
+
+
+@dataclass(frozen=True)
+class HeavyResult(Generic[R]):
+    """What :func:`heavy_result` found: ``value``, made in ``seconds`` at ``made_at``
+    (``time.time()``), or ``error``, the message of a failure it keeps (then ``value`` is
+    None). ``kept``: this session's last result for the same signature (nothing was asked of
+    the shared cache, nothing ran); ``ran``: the work ran in this script run (else it came
+    from the shared cache, or from another session's run)."""
+
+    value: R | None
+    seconds: float = 0.0
+    made_at: float = 0.0
+    kept: bool = False
+    ran: bool = False
+    error: str | None = None
+
+    @property
+    def age_s(self) -> float:
+        """Seconds since the result was made."""
+        return time.time() - self.made_at
+
+
+def heavy_result(
+    key: str, signature: Hashable, expected_s: float, work: Callable[[], R], *, what: str | None,
+    label: str, shared: bool = True, note: str | None = None,
+    errors: tuple[type[Exception], ...] = (), slot=None,
+) -> HeavyResult[R] | None:  # fmt: skip
+    """The result of ``work()``, the work ``signature`` names; None while it waits for its click.
+
+    In this order: this session's last result of gate ``key`` when it was for ``signature``
+    (``kept``); else, when ``shared``, the shared cache's result if it holds it now (asked
+    without computing, :class:`SharedWorkMarks`); else, after :func:`heavy_gate`'s click when
+    ``expected_s`` is above the budget (``what``: the work, for its texts; None: this work
+    never waits for a click), ``work()``: once for the whole server (kept in a shared cache
+    under ``(key, signature)``, so ``signature`` must hold every setting the result depends on,
+    as plain values), or, not ``shared`` (a key that is not safe to share, such as an uploaded
+    file's name), for this session alone; as one of the server's heavy jobs
+    (:func:`heavy_job`, named by ``label``) when ``expected_s`` is above the budget, at once
+    otherwise, under the caption ``note``. What was found or computed becomes this session's
+    last result of ``key``.
+
+    ``slot`` (an ``st.empty``; a new one here when None) holds what the probe and the work draw:
+    a cache hit replays the progress bar its computation drew, a heavy job shows its place in
+    the queue. It is emptied when this returns or raises. An exception of a type in ``errors``
+    becomes the result's ``error`` (its message: a ``core.text.T`` or a string) and is kept
+    like a result, so a rerun does not run failing work again; any other is the caller's."""
+    last = st.session_state.get(_last_key(key))
+    if last is not None and last[0] == signature:
+        return dataclasses.replace(last[1], kept=True, ran=False)
+    slot = st.empty() if slot is None else slot
+    cache_key = (key, signature)
+    try:
+        held = None
+        if shared:
+            with slot.container():
+                held = _marks.held(cache_key, lambda: _shared_work(cache_key, None, [], True))
+        if what is not None and not heavy_gate(key, expected_s, signature, what=what,
+                                               ready=held is not None):  # fmt: skip
+            return None
+        if held is not None:
+            found = HeavyResult(*held)
+        else:
+            job = heavy_job(label) if expected_s > budget_s() else nullcontext()
+            with slot.container(), job:
+                if note is not None:
+                    st.caption(note)
+                found = _run_work(cache_key, work, shared, errors)
+    finally:
+        slot.empty()
+    st.session_state[_last_key(key)] = (signature, found)
+    return found
+
+
+def _last_key(key: str) -> str:
+    return f"_heavy.{key}.last"  # session state, not a widget: never in the URL
+
+
+def _run_work(cache_key: tuple, work: Callable[[], R], shared: bool,
+              errors: tuple[type[Exception], ...]) -> HeavyResult[R]:  # fmt: skip
+    ran: list = []
+    try:
+        if not shared:
+            return HeavyResult(*_timed(work), ran=True)
+        with _marks.marked(cache_key):
+            made = _shared_work(cache_key, work, ran)
+        return HeavyResult(*made, ran=bool(ran))
+    except errors as error:
+        message = error.args[0] if len(error.args) == 1 else str(error)  # a core.text.T or str
+        return HeavyResult(None, ran=True, error=message)
+
+
+def shared_if(shared: bool, cached: Callable[..., R]) -> Callable[..., R]:
+    """``cached`` (a function cached for the whole server) when ``shared``, else the function
+    it caches (``functools.wraps`` keeps it as ``__wrapped__``), for a result that must stay in
+    its session: its key would not be safe to share (an uploaded file's name)."""
+    return cached if shared else cached.__wrapped__  # type: ignore[attr-defined]

@@ -8,17 +8,32 @@ order; Streamlit draws them in the order they were created:
    phone the columns stack, figure first;
 3. ``details``: formulas, snippets, tables, comparisons, notes callouts (use ``st.header`` for
    its sections so headings stay in order: h1, then h2, then h3).
+
+A failure shows the core's message and what to change (:data:`WHAT_TO_CHANGE`);
+:func:`stop_with_error` shows it in the figure's place when nothing below can be drawn, and
+:func:`stop_on_error` does so for the errors a block raises. A measurement made on a click and
+shown while the view stays the same is :func:`clicked_result`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NoReturn, TypeVar
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui.i18n import _
+from core.text import N_
+from ui.i18n import _, tr
+from ui.markdown import plain
 from ui.turns import take_turn
+
+R = TypeVar("R")
+
+#: An error's message and what to change to avoid it, both in the session's language.
+WHAT_TO_CHANGE = N_("{message}\n\n**What to change:** {hint}")
 
 
 @dataclass(frozen=True)
@@ -64,3 +79,47 @@ def lazy_expander(label: str, *, key: str, **values: object) -> DeltaGenerator |
     box = st.expander(_(label).format(**values) if values else _(label), key=key,
                       on_change="rerun")  # fmt: skip
     return box if box.open else None
+
+
+def stop_with_error(where: DeltaGenerator, message: str, hint: str) -> NoReturn:
+    """``message`` and ``hint`` (both already translated) as an error in ``where`` (a page's
+    figure: nothing can be drawn in its place), then stop the script. ``message`` is shown as
+    written, not as markdown: a core message can quote an uploaded file (its name, an archive
+    entry); ``hint`` is the page's own markdown."""
+    where.error(_(WHAT_TO_CHANGE).format(message=plain(message), hint=hint),
+                icon=":material/error:")  # fmt: skip
+    st.stop()
+
+
+@contextmanager
+def stop_on_error(
+    where: DeltaGenerator, hint: str, *, message: str | None = None,
+    errors: tuple[type[Exception], ...] = (ValueError,),
+) -> Iterator[None]:  # fmt: skip
+    """Run the block; an exception of a type in ``errors`` stops the script with
+    :func:`stop_with_error` in ``where``: its message (``ui.i18n.tr``), put into ``message`` at
+    ``{error}`` when given (already translated), and ``hint``."""
+    try:
+        yield
+    except errors as error:
+        text = tr(error)
+        stop_with_error(where, text if message is None else message.format(error=text), hint)
+
+
+def clicked_result(
+    where: DeltaGenerator, label: str, key: str, signature: object, run: Callable[[], R], *,
+    spinner: str, hint: str, help: str | None = None,
+) -> R | None:  # fmt: skip
+    """A button ``key`` (``label``, ``help``: translated) in ``where`` that runs ``run()`` under
+    ``spinner`` for the view ``signature`` (plain values); returns the result of its last click
+    while the view is still ``signature``, else None. A ValueError or RuntimeError of ``run``
+    is shown with ``hint`` (what to change), and the last result stays."""
+    kept_key = f"_clicked.{key}"  # session state, not a widget: never in the URL
+    if where.button(label, key=key, help=help):
+        with st.spinner(spinner):
+            try:
+                st.session_state[kept_key] = (signature, run())
+            except (ValueError, RuntimeError) as error:
+                st.error(_(WHAT_TO_CHANGE).format(message=tr(error), hint=hint))
+    kept = st.session_state.get(kept_key)
+    return kept[1] if kept is not None and kept[0] == signature else None

@@ -1,6 +1,7 @@
 """Lesson links: every value control is bound to the URL, and the page says what a link dropped.
 
-Controls use Streamlit's own binding: ``st.slider(..., key="warp.angle", **BOUND)``. The key is
+Controls use Streamlit's own binding: ``st.slider(..., key="warp.angle", **BOUND)``; a radio or a
+select box whose options are named in the session's language is :func:`bound_choice`. The key is
 the query parameter's name (``?warp.angle=30``): the page prefix makes every name unique across
 the app, so one page's values never leak into another's, and tests, ``st.session_state`` and the
 URL all use one name per control. A value at its default leaves the URL clean; with
@@ -18,13 +19,14 @@ with :func:`reject_unusable_link_value` before it draws the control.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
 from core.text import N_
-from ui.i18n import LANG_KEY, _, label_translations, ngettext
+from ui.i18n import LANG_KEY, _, label_translations, ngettext, translator
 
 #: Keyword arguments that bind a value control to the URL and keep it across page switches.
 BOUND: dict[str, str] = {"bind": "query-params", "persist_state": "session"}
@@ -39,6 +41,26 @@ NOT_CARRIED = N_(
 
 _REJECTED = "_links.rejected"  # keys a page rejected in this run (session state, per session)
 _TRANSLATED = "_links.translated"  # this session's link labels are in its language
+
+
+def bound_choice(widget: Callable, label: str, options: Sequence | Mapping[Any, str], key: str,
+                 **kwargs: Any):  # fmt: skip
+    """``widget`` (``st.radio``, ``st.selectbox``) under the translated ``label``, bound to the
+    URL as ``key``, and its value. ``options``: the values the page's code reads, or a dict of
+    each value to its English name (a msgid), which the widget shows in the session's language.
+    Other keyword arguments go to ``widget``."""
+    if isinstance(options, Mapping):
+        say, names = translator(), options
+        kwargs["format_func"] = lambda value: say(names[value])
+    return widget(label, list(options), key=key, **BOUND, **kwargs)
+
+
+def changed_from(defaults: Mapping[str, object]) -> bool:
+    """Whether any control of ``defaults`` (key -> its default value) is away from its default:
+    set in this session, or given by the link (a link's value is in the URL before the control
+    has read it; a default never is). For a section that opens when its controls were changed."""
+    return any(key in st.query_params or st.session_state.get(key, default) != default
+               for key, default in defaults.items())  # fmt: skip
 
 
 def link_snapshot(lang_rejected: bool = False) -> dict[str, list[str]]:

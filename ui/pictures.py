@@ -3,12 +3,14 @@
 Given an array, ``st.image`` encodes it on every run of every session (a JPEG unless it has an
 alpha channel, and resized again when a ``width`` is smaller). A class of 50 opening a page
 paid that for every picture, 2-10 ms each on the server's one GIL. Pages name a picture by
-what determines it (an image digest, a warp case) and show the cached PNG bytes as they are.
+what determines it (an image digest, a warp case) and show the cached PNG bytes as they are;
+pictures a page made itself go side by side with :func:`side_by_side`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import cv2
@@ -17,6 +19,7 @@ import streamlit as st
 
 from core.figure_style import png_bytes
 from ui.caching import bounded_cache
+from ui.i18n import tr
 
 #: A shared PNG lives at most this long without being asked for again (a lesson's hour).
 SHARED_PNG_TTL_S = 3600
@@ -76,3 +79,12 @@ def show_image(pixels: np.ndarray, key: tuple | None = None, *, where: Any = st,
     max_width = width if isinstance(width, int) else None
     png = shared_png(key if key is not None else (digest(pixels),), max_width, pixels)
     where.image(png, output_format="PNG", **kwargs)
+
+
+def side_by_side(columns: Iterable[Any], pictures: Iterable[Any],
+                 captions: Iterable[tuple[object, object]], **kwargs: Any) -> None:  # fmt: skip
+    """Pictures side by side: each in its column, as wide as the column, with its ``(caption,
+    alt)`` (marked texts, translated here); ``kwargs`` go to ``image`` (``output_format="PNG"``
+    for PNG bytes). Raises ValueError when the three are not as long as each other."""
+    for column, picture, (caption, alt) in zip(columns, pictures, captions, strict=True):
+        column.image(picture, caption=tr(caption), alt=tr(alt), width="stretch", **kwargs)
