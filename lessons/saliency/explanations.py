@@ -21,6 +21,12 @@ from lessons.saliency.maps import SaliencyResult
 from lessons.saliency.models import MAX_UPLOAD_MB, SAVE_SAFETENSORS, SAVE_STATE_DICT
 from lessons.saliency.scaling import RECIPES, ScalingComparison
 
+#: Under the title: what to look at in the figure.
+LOOK_AT = N_(
+    "the bright pixels of the map and the overlay: the gradient of the explained class's score "
+    "with respect to each input pixel, on the picture the model actually sees."
+)
+
 # ------------------------------------------------------------------------- names of the choices
 # Choice values stay English (tests and code compare them); only their display is translated,
 # each label one catalog message (a link's English label is translated by exact lookup).
@@ -137,9 +143,22 @@ def provenance(ran: bool, in_session: bool, made_s: float, announced_s: float, a
 MEANWHILE = N_("Meanwhile: the vanilla gradient (one pass through the model).")
 #: What to change when a map cannot be computed.
 MAP_HINT = N_("change the target class, the method or the objective.")
-#: The map's progress label, and what is shown while it is computed.
-MAP_LABEL = N_("{method}: {images} image(s) through the model, about {seconds:.1f} s")
-MAP_COMPUTING = N_("{label} ... (if another session is making the same map, you get theirs)")
+
+
+def map_texts(method: str, images: int, seconds: float) -> tuple[T, T, T]:
+    """The texts of a ``method`` map of ``images`` images expected to take ``seconds``: its
+    progress label, the caption while it is computed, and the work its click names."""
+    name = T(METHOD_NAMES[method])
+    label = T("{method}: {images} image(s) through the model, about {seconds:.1f} s",
+              method=name, images=images, seconds=seconds)  # fmt: skip
+    computing = T("{label} ... (if another session is making the same map, you get theirs)",
+                  label=label)  # fmt: skip
+    return label, computing, T("the {method} map of {images} images", method=name, images=images)
+
+
+def sanity_work(layers: int, images: int) -> T:
+    """The sanity check of ``layers`` layers, as its click names it."""
+    return T("the sanity check: {maps} maps, {images} images", maps=layers + 1, images=images)
 
 # ------------------------------------------------------------------------- the figure
 
@@ -265,6 +284,15 @@ def timing_help(result: SaliencyResult) -> T:
         "sessions, the browser).",
         batches=result.batches,
     )
+
+
+def timing_metrics(result: SaliencyResult) -> list[tuple[str, str | int, T | None]]:
+    """The metrics under the map, each (label, value, help): the forward and the backward time
+    and the images through the model."""
+    times = timing_help(result)
+    return [(N_("Forward"), f"{result.forward_ms:.0f} ms", times),
+            (N_("Backward (input gradient)"), f"{result.backward_ms:.0f} ms", times),
+            (N_("Images through the model"), result.images, None)]  # fmt: skip
 
 
 def timing_note(result: SaliencyResult, device: str, warm_ms: float | None, provenance: T) -> T:

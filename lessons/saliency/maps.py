@@ -361,6 +361,11 @@ class MapChoice:
             steps=self.steps, baseline=self.baseline, black_level=black_level, seed=self.seed,
         )  # fmt: skip
 
+    def drawing(self) -> tuple[bool, float, float, str]:
+        """How the map is drawn, as :func:`lessons.saliency.pictures.make_pictures` takes it:
+        (the notes' scaling, percentile, alpha, colormap)."""
+        return self.recipe == "notes", self.percentile, self.alpha, self.colormap
+
     def params_key(self) -> tuple:
         """The parameters as part of a cache key (the black level comes with the model's)."""
         return (self.objective, self.reduce, self.n, self.sigma, self.steps, self.baseline,

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from core import figure_style
+from core.text import N_
 from lessons.saliency.scaling import (
     NOTES_PERCENTILE,
     ScalingComparison,
@@ -139,3 +140,12 @@ def make_pictures(
         notes_png=notes_png,
         view_png=png_bytes(view),
     )
+
+
+def downloads(pictures: Pictures, method: str, target: int) -> list[tuple[str, bytes, str, str]]:
+    """The page's PNG downloads of one map, each (label, bytes, file name, widget key): the map
+    in grey and the overlay, named by the ``method`` and the explained class ``target``."""
+    files = f"{method}_{target}.png"
+    return [(N_("Map (PNG)"), pictures.map_png, f"saliency_{files}", "saliency.download_map"),
+            (N_("Overlay (PNG)"), pictures.overlay_png, f"saliency_overlay_{files}",
+             "saliency.download_overlay")]  # fmt: skip

@@ -163,6 +163,24 @@ def thumbnail_steps(result: RandomizationResult, most: int = 4) -> list[int]:
     return [int(i) for i in np.linspace(0, count - 1, num=min(most, count), dtype=int)]
 
 
+def thumbnails(
+    result: RandomizationResult, most: int = 4
+) -> tuple[list[np.ndarray], list[tuple[str, T]]]:
+    """The row under the chart: the original map, then the maps at :func:`thumbnail_steps`
+    (each (H, W) uint8), and each one's (caption, alt) as marked text.
+
+    Raises:
+        ValueError: ``most`` below 1.
+    """
+    steps = thumbnail_steps(result, most)
+    captions: list[tuple[str, T]] = [(N_("original"), N_("The original saliency map."))]
+    for i in steps:
+        where = {"k": i + 1, "layer": result.layers[i]}
+        captions.append((T("{k} layer(s): up to {layer}", **where),
+                         T("Saliency map after randomizing {k} layer(s), up to {layer}.", **where)))
+    return [result.original, *(result.maps[i] for i in steps)], captions
+
+
 def correlation_chart(
     result: RandomizationResult, translate: Callable[[str], str] = _english
 ) -> go.Figure:

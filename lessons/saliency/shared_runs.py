@@ -1,73 +1,32 @@
-"""Process-wide notes about the saliency page's shared caches: what is being computed now, and
-how long one image through each model took.
+"""How long one image through each model took, process-wide, to announce the next runs' times.
 
 Pure module (no Streamlit). The page keeps one :class:`SharedRuns` for the whole server (in
-``st.cache_resource``) beside its shared caches of maps and sanity checks. Whether a map is made
-is asked of its cache, never kept here (:func:`held`): a list of made keys would outlive the
-cache's entries (evicted after 32, gone after an hour), and a key it still named would open a
-heavy view with no click and outside the queue, computing it again.
+``st.cache_resource``) beside its shared caches of maps and sanity checks (ui.heavy asks those
+caches what they hold, and marks what is being computed).
 
 >>> runs = SharedRuns()
->>> with computing(runs, ("map", 1)):
-...     held(runs, ("map", 1), lambda: "cached") is None
-True
+>>> record_per_image_ms(runs, "lite0 · cpu", "smoothgrad", 33.0)
+>>> announced_per_image_ms(runs, "lite0 · cpu", "integrated_gradients")
+33.0
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
 
-R = TypeVar("R")
-
-
-class NotInSharedCache(Exception):
-    """Raised by a shared cached function called with ``_probe=True`` when its cache does not
-    hold the result: Streamlit stores nothing when the function raises, so asking never
-    computes nor fills the cache."""
+from lessons.saliency import maps
+from lessons.saliency.maps import MapChoice, RunEstimate, SaliencyResult
 
 
 @dataclass
 class SharedRuns:
-    """The keys being computed now (key -> callers computing it) and the last measured time of
-    one image through the model, forward + backward, in ms, by ``(model key, one pass)``: one
-    pass is the vanilla gradient, the other methods send images in batches."""
+    """The last measured time of one image through the model, forward + backward, in ms, by
+    ``(model key, one pass)``: one pass is the vanilla gradient, the other methods send images
+    in batches."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    computing: dict[tuple, int] = field(default_factory=dict)
     per_image_ms: dict[tuple[str, bool], float] = field(default_factory=dict)
-
-
-def held(runs: SharedRuns, key: tuple, probe: Callable[[], R]) -> R | None:
-    """``probe()`` (a shared cached function called with ``_probe=True``) when its cache holds
-    the result now, else None; never computes. Asked under ``runs.lock`` and skipped while
-    ``key`` is being computed (:func:`computing`): on a miss Streamlit takes the key's compute
-    lock, and waiting there for someone else's long computation would hold this script's turn
-    (ui.turns), stopping every other page, with nothing on screen."""
-    with runs.lock:
-        if runs.computing.get(key):
-            return None
-        try:
-            return probe()
-        except NotInSharedCache:
-            return None
-
-
-@contextlib.contextmanager
-def computing(runs: SharedRuns, key: tuple) -> Iterator[None]:
-    """Mark ``key`` as being computed for the block (see :func:`held`)."""
-    with runs.lock:
-        runs.computing[key] = runs.computing.get(key, 0) + 1
-    try:
-        yield
-    finally:
-        with runs.lock:
-            left = runs.computing.pop(key) - 1
-            if left:
-                runs.computing[key] = left
 
 
 #: Used to announce a run's time before any gradient pass was measured (forward + backward, CPU):
@@ -99,3 +58,25 @@ def record_per_image_ms(runs: SharedRuns, model_key: str, method: str, ms: float
     """Keep a run's measured time per image (ms) for the next announcements of its kind."""
     with runs.lock:
         runs.per_image_ms[(model_key, method == "vanilla")] = ms
+
+
+def record_run(runs: SharedRuns, model_key: str, result: SaliencyResult) -> None:
+    """Keep the time per image (ms) of a map computed now, ``result`` (forward + backward over
+    its ``images``), for the next announcements of its kind; a result of no image says
+    nothing."""
+    if result.images:
+        ms = (result.forward_ms + result.backward_ms) / result.images
+        record_per_image_ms(runs, model_key, result.method, ms)
+
+
+def estimates(
+    runs: SharedRuns, model_key: str, choice: MapChoice
+) -> tuple[float, RunEstimate, RunEstimate]:
+    """The per-image time (ms) a map of ``choice`` is announced with, the map's estimate, and
+    the estimate of the vanilla gradient shown while it waits for its click (one pass, at the
+    last measured vanilla time, else at the announced one)."""
+    per_image_ms = announced_per_image_ms(runs, model_key, choice.method)
+    estimate = maps.estimate_run(choice.method, n=choice.n, steps=choice.steps,
+                                 per_image_ms=per_image_ms)  # fmt: skip
+    one_pass = one_pass_ms(runs, model_key, per_image_ms)
+    return per_image_ms, estimate, maps.estimate_run("vanilla", per_image_ms=one_pass)

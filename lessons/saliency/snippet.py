@@ -12,8 +12,9 @@ notes'); run on its own, it defines ``saliency`` (H, W), ``saliency_u8`` (H, W) 
 from __future__ import annotations
 
 from core.text import N_
-from lessons.saliency.maps import METHODS, OBJECTIVES, REDUCTIONS, check_choice
+from lessons.saliency.maps import METHODS, OBJECTIVES, REDUCTIONS, MapChoice, check_choice
 from lessons.saliency.scaling import RECIPES
+from lessons.saliency.session import Classifier
 
 
 def snippet_for(
@@ -95,6 +96,17 @@ picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap
 picture = overlay(loaded.model_view(image), saliency_u8, alpha={alpha}, colormap={colormap!r})
 """
     return head + body + tail
+
+
+def snippet_of(choice: MapChoice, model: Classifier) -> str:
+    """:func:`snippet_for` the page's ``choice`` of map, made with ``model`` (a registry model
+    by its name, an uploaded one by its file and architecture) on its device."""
+    c, loaded = choice, model.loaded
+    return snippet_for(c.method, model_name=loaded.name, custom_file=model.upload_name,
+                       architecture=model.architecture, target=c.target, objective=c.objective,
+                       reduce=c.reduce, n=c.n, sigma=c.sigma, steps=c.steps, baseline=c.baseline,
+                       percentile=c.percentile, alpha=c.alpha, colormap=c.colormap,
+                       device=loaded.device, seed=c.seed, recipe=c.recipe)  # fmt: skip
 
 
 def _method_body(

@@ -36,7 +36,8 @@ def test_every_text_is_a_translated_template(catalog):
         E.timing_note(_result(images=4), "cpu", None, E.provenance(True, False, 1, 1, 0)),
         E.sanity_cost(6, 7, 1.1), E.notes_recipe_intro("notes 000:2"),
         E.scalings_differ(comparison, "logit"), E.scalings_differ(comparison, "loss"),
-        E.why_the_app_recipe(0.78),
+        E.why_the_app_recipe(0.78), *E.map_texts("smoothgrad", 12, 24.0), E.sanity_work(6, 7),
+        *(help for _label, _value, help in E.timing_metrics(_result(images=1)) if help),
     ]  # fmt: skip
     texts += E.how_it_was_made(
         _result("integrated_gradients", "loss", images=8, completeness=(1.0, 1.1)),
@@ -48,7 +49,8 @@ def test_every_text_is_a_translated_template(catalog):
         texts += [text for pair in captions for text in pair if isinstance(text, T)]
     constants = [E.ARCHITECTURE_HELP, E.UPLOAD_HINT, E.REGISTRY_HINT, E.VIEW_NOTE,
                  E.CHOOSE_IMAGE, E.UNAVAILABLE_OFFLINE, E.UPLOAD_FIRST, E.MEANWHILE, E.MAP_HINT,
-                 E.MAP_LABEL, E.MAP_COMPUTING, E.EXPLAINING, E.RETIME_HELP, E.RETIMED,
+                 E.EXPLAINING, E.RETIME_HELP, E.RETIMED, E.LOOK_AT,
+                 *(label for label, _value, _help in E.timing_metrics(_result(images=1))),
                  E.SANITY_INTRO, E.NO_LAYERS, E.SANITY_TOGGLE_HELP, E.FLAT_MAP_APP_SCALING,
                  E.SIGMA_HELP, E.NOTES_SCALING, E.OBJECTIVE_HELP, *E.TARGET_MODES,
                  *E.MODEL_SOURCES, *E.METHOD_NAMES.values(), *E.RECIPE_NAMES.values(),
@@ -88,3 +90,34 @@ def test_figure_captions_say_which_scaling():
     assert overlay[0] == "Overlay (alpha 0.25)" and view[0] == "What the model sees"
     notes, _, _ = E.figure_captions("Vanilla gradient", "loss", "sum", 292, "tiger", 0.5, "000:2")
     assert notes[0] == "The notes' recipe (000:2): loss, sum, P1..P99, uint8"
+
+
+def test_map_texts_name_the_method_and_its_cost():
+    label, computing, work = E.map_texts("integrated_gradients", 32, 5.12)
+    assert label == "Integrated Gradients: 32 image(s) through the model, about 5.1 s"
+    assert computing == label + " ... (if another session is making the same map, you get theirs)"
+    assert work == "the Integrated Gradients map of 32 images"
+    assert isinstance(work.args["method"], T)  # the method's name is translated by the page too
+    assert E.sanity_work(6, 7) == "the sanity check: 7 maps, 7 images"
+
+
+def test_timing_metrics_are_the_map_s_own_numbers():
+    forward, backward, images = E.timing_metrics(_result(images=3))
+    assert forward[:2] == ("Forward", "30 ms") and backward[:2] == ("Backward (input gradient)",
+                                                                     "50 ms")  # fmt: skip
+    assert forward[2] == E.timing_help(_result(images=3)) and images == (
+        "Images through the model", 3, None)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("names", "options"),
+    [(E.METHOD_NAMES, "METHODS"), (E.OBJECTIVE_NAMES, "OBJECTIVES"),
+     (E.REDUCE_NAMES, "REDUCTIONS"), (E.BASELINE_NAMES, "BASELINES")],
+)  # fmt: skip
+def test_every_choice_has_a_name_in_the_order_of_its_options(names, options):
+    """The page offers the names' keys as the options (ui.links.bound_choice)."""
+    from lessons.saliency import maps
+    from lessons.saliency.scaling import RECIPES
+
+    assert list(names) == list(getattr(maps, options))
+    assert list(E.RECIPE_NAMES) == list(RECIPES)

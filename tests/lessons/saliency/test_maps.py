@@ -483,6 +483,10 @@ class TestMapChoice:
         # drawing options do not change the map, so they are not in its key
         assert _choice(alpha=0.9, colormap="bone").key("m", "i") == choice.key("m", "i")
 
+    def test_drawing_is_what_make_pictures_takes_after_the_map(self) -> None:
+        assert _choice(alpha=0.3, colormap="bone").drawing() == (False, 99.0, 0.3, "bone")
+        assert _choice(recipe="notes", percentile=98.0).drawing()[:2] == (True, 98.0)
+
     def test_exception(self) -> None:
         with pytest.raises(ValueError, match="method must be one of .*, got 'gradcam'"):
             _choice(method="gradcam")

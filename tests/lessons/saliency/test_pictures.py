@@ -74,3 +74,13 @@ class TestMakePictures:
         flat = S.make_pictures(torch.full((8, 8), 0.5), view, True, 99.0, 0.5, "jet")
         assert not flat.notes_scaled and flat.notes_png is None  # undefined: the app's instead
         assert "divide by zero" in flat.comparison.notes_error
+
+
+def test_downloads_name_the_map_by_method_and_class() -> None:
+    view = np.zeros((8, 8, 3), np.uint8)
+    pictures = S.make_pictures(torch.rand(8, 8), view, False, 99.0, 0.5, "jet")
+    (map_label, map_png, map_name, map_key), overlay = S.downloads(pictures, "smoothgrad", 285)
+    assert (map_label, map_name, map_key) == ("Map (PNG)", "saliency_smoothgrad_285.png",
+                                              "saliency.download_map")  # fmt: skip
+    assert map_png is pictures.map_png and overlay[1] is pictures.overlay_png
+    assert overlay[2:] == ("saliency_overlay_smoothgrad_285.png", "saliency.download_overlay")

@@ -79,6 +79,17 @@ class TestReading:
         with pytest.raises(ValueError, match="most must be >= 1 thumbnail, got 0"):
             R.thumbnail_steps(_result((0.1,)), most=0)
 
+    def test_thumbnails_are_the_original_then_the_spread_steps_with_their_captions(self) -> None:
+        result = _result((0.1,) * 5)
+        pictures, captions = R.thumbnails(result, most=2)
+        steps = R.thumbnail_steps(result, most=2)
+        assert pictures[0] is result.original and steps == [0, 4]
+        assert all(p is result.maps[i] for p, i in zip(pictures[1:], steps, strict=True))
+        assert captions[0] == ("original", "The original saliency map.")
+        caption, alt = captions[2]
+        assert caption == f"5 layer(s): up to {result.layers[4]}" and isinstance(alt, T)
+        assert alt == f"Saliency map after randomizing 5 layer(s), up to {result.layers[4]}."
+
     def test_chart_plots_every_step_from_the_original(self) -> None:
         result = _result((0.5, 0.25, -0.125))
         fig = R.correlation_chart(result, translate=str.upper)

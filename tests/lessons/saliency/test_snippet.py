@@ -61,6 +61,25 @@ class TestSnippet:
 
 
 
+    def test_snippet_of_the_page_s_choice_and_classifier(self, lite0: LoadedModel) -> None:
+        from lessons.saliency.maps import MapChoice
+        from lessons.saliency.session import Classifier
+
+        choice = MapChoice(292, "app", "integrated_gradients", "loss", "max", 25, 0.15, 16,
+                           "blur", 95.0, 0.3, "bone", 3)  # fmt: skip
+        expected = S.snippet_for("integrated_gradients", model_name=lite0.name, target=292,
+                                 objective="loss", reduce="max", steps=16, baseline="blur",
+                                 percentile=95.0, alpha=0.3, colormap="bone", seed=3,
+                                 device=lite0.device)  # fmt: skip
+        assert S.snippet_of(choice, Classifier(lite0, None)) == expected
+        uploaded = Classifier(lite0, None, False, "mine.pt", "resnet18")
+        assert "mine.pt" in S.snippet_of(choice, uploaded)
+        assert S.snippet_of(choice, uploaded) == S.snippet_for(
+            "integrated_gradients", model_name=lite0.name, custom_file="mine.pt",
+            architecture="resnet18", target=292, objective="loss", reduce="max", steps=16,
+            baseline="blur", percentile=95.0, alpha=0.3, colormap="bone", seed=3,
+            device=lite0.device)  # fmt: skip
+
     def test_exception(self) -> None:
         with pytest.raises(ValueError, match="recipe must be one of"):
             S.snippet_for(recipe="cvglue")
