@@ -1,0 +1,645 @@
+"""The class store: the state a class shares across sessions and replicas.
+
+Streamlit keeps session state inside one process, so what a teacher publishes to a class lives
+here instead. One interface (``ClassStore``), two backends with the same contract:
+
+- ``SQLiteClassStore``: one file (standard library, WAL mode); one server, or replicas on one
+  host sharing a volume.
+- ``RedisClassStore``: a Redis server, for replicas on several machines.
+
+A class is a short code (``CODE_LENGTH`` characters from ``CODE_ALPHABET``, which leaves out the
+look-alikes 0/O and 1/I/L), a teacher key (returned once by ``create_class``; the store keeps
+only its SHA-256), a version number, the published state (page and control values, a
+``dict[str, str]``) and its seats (random ids; following or detached). Everything is bounded:
+at most ``MAX_SEATS`` seats, ``MAX_STATE_BYTES`` of state, no history of what was published,
+and every class expires ``ttl_s`` seconds after its last write (default 12 h).
+
+Codes and seat ids come from URLs: ``parse_code`` / ``parse_seat`` check length and alphabet
+before the store is asked anything. Every backend failure (a stopped Redis, an unwritable
+SQLite file) is raised as ``StoreUnavailable``, whose message a person can read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Class code characters: upper-case letters and digits without 0/O and 1/I/L.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+#: A seat id is ``secrets.token_urlsafe(12)``: 96 random bits in 16 URL-safe characters.
+SEAT_BYTES = 12
+SEAT_LENGTH = 16
+SEAT_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+#: ``secrets.token_urlsafe(16)``: 128 random bits in 22 characters.
+TEACHER_KEY_BYTES = 16
+#: Longer keys are refused without hashing them (a real one has 22 characters).
+MAX_TEACHER_KEY_CHARS = 64
+MAX_SEATS = 300
+MAX_STATE_BYTES = 16 * 1024
+DEFAULT_TTL_S = 12 * 60 * 60
+#: Attempts at drawing a free code before giving up (31**6 ~ 887 million codes).
+CREATE_ATTEMPTS = 10
+ENV_STORE = "TP_CLASS_STORE"
+ENV_DATA_DIR = "TP_DATA_DIR"
+SQLITE_FILE = "classes.sqlite3"
+
+
+class ClassNotFound(LookupError):
+    """No class has this code: never created, ended, or expired."""
+
+
+class SeatNotFound(LookupError):
+    """The class has no seat with this id (the student has not joined)."""
+
+
+class ClassFull(RuntimeError):
+    """The class already holds ``MAX_SEATS`` seats."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot be reached or written right now; the same call may work later."""
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """What a class looks like now: the published ``state`` at ``version`` and seat counts.
+
+    ``joined`` seats in all, ``following`` of them follow the teacher, ``detached`` explore on
+    their own (``joined == following + detached``).
+    """
+
+    version: int
+    state: dict[str, str]
+    joined: int
+    following: int
+    detached: int
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    """``value`` for an error message: its repr (control characters escaped), truncated."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def parse_code(text: object) -> str:
+    """A class code from a URL or a text box, upper-cased: ``"abc234"`` -> ``"ABC234"``.
+
+    Raises ``ValueError`` naming the value when it is not ``CODE_LENGTH`` characters of
+    ``CODE_ALPHABET`` (case-insensitive). Nothing else is looked at, so it is safe to call on
+    any untrusted value before the store is asked.
+
+    >>> parse_code("hjk234")
+    'HJK234'
+    """
+    if not isinstance(text, str) or len(text) != CODE_LENGTH:
+        raise ValueError(f"a class code is {CODE_LENGTH} letters and digits, got {_shown(text)}")
+    code = text.upper()
+    if any(ch not in CODE_ALPHABET for ch in code):
+        raise ValueError(
+            f"a class code uses only {CODE_ALPHABET} (no 0/O, 1/I/L), got {_shown(text)}"
+        )
+    return code
+
+
+def parse_seat(text: object) -> str:
+    """A seat id from a URL: ``SEAT_LENGTH`` URL-safe characters (``A-Z a-z 0-9 - _``).
+
+    Raises ``ValueError`` naming the value otherwise; safe on any untrusted value.
+    """
+    if not isinstance(text, str) or len(text) != SEAT_LENGTH or not set(text) <= SEAT_ALPHABET:
+        raise ValueError(
+            f"a seat id is {SEAT_LENGTH} characters of A-Z a-z 0-9 - _, got {_shown(text)}"
+        )
+    return text
+
+
+def new_code() -> str:
+    """A random class code (``CODE_LENGTH`` characters of ``CODE_ALPHABET``)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_seat() -> str:
+    """A random seat id (``SEAT_LENGTH`` URL-safe characters, 96 bits)."""
+    return secrets.token_urlsafe(SEAT_BYTES)
+
+
+def key_digest(teacher_key: str) -> str:
+    """The hex SHA-256 of a teacher key: all the store keeps of it."""
+    return hashlib.sha256(teacher_key.encode()).hexdigest()
+
+
+def key_matches(teacher_key: object, stored_digest: str) -> bool:
+    """Whether ``teacher_key`` hashes to ``stored_digest`` (compared in constant time)."""
+    if not isinstance(teacher_key, str) or not 0 < len(teacher_key) <= MAX_TEACHER_KEY_CHARS:
+        return False
+    return hmac.compare_digest(key_digest(teacher_key), stored_digest)
+
+
+def encode_state(state: Mapping[str, str]) -> str:
+    """``state`` (page and control values, ``str -> str``) as compact JSON.
+
+    Raises ``ValueError`` when a key or value is not a string or the JSON is over
+    ``MAX_STATE_BYTES`` bytes (UTF-8).
+    """
+    if not isinstance(state, Mapping):
+        raise ValueError(f"the class state is a dict of strings, got {_shown(state)}")
+    for key, value in state.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(
+                f"the class state maps strings to strings, got {_shown(key)}: {_shown(value)}"
+            )
+    text = json.dumps(dict(state), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    size = len(text.encode())
+    if size > MAX_STATE_BYTES:
+        raise ValueError(f"the class state is at most {MAX_STATE_BYTES} bytes, got {size}")
+    return text
+
+
+def decode_state(text: str) -> dict[str, str]:
+    """The state ``encode_state`` wrote."""
+    return json.loads(text)
+
+
+def _check_ttl(ttl_s: float) -> float:
+    if not isinstance(ttl_s, (int, float)) or not ttl_s > 0:
+        raise ValueError(f"ttl_s is a positive number of seconds, got {_shown(ttl_s)}")
+    return float(ttl_s)
+
+
+class ClassStore(ABC):
+    """The class store's contract; both backends keep it (tests/shared/test_class_store.py).
+
+    Every method validates its code and seat with ``parse_code`` / ``parse_seat`` first
+    (``ValueError``), raises ``ClassNotFound`` for a code with no live class and
+    ``StoreUnavailable`` when the backend fails. Writes (create, join, set_following, publish)
+    keep the class alive for another ``ttl_s`` seconds; reads do not.
+    """
+
+    ttl_s: float
+
+    @abstractmethod
+    def create_class(self) -> tuple[str, str]:
+        """A new class: ``(code, teacher_key)``. The key is shown once; keep it."""
+
+    @abstractmethod
+    def join(self, code: str, seat: str) -> bool:
+        """Take ``seat`` in the class; returns whether it follows the teacher.
+
+        A new seat follows; a seat that joined before keeps its choice (a reload or a
+        reconnect rejoins it). Raises ``ClassFull`` for a new seat past ``MAX_SEATS``.
+        """
+
+    @abstractmethod
+    def set_following(self, code: str, seat: str, following: bool) -> None:
+        """Mark ``seat`` as following the teacher or exploring (``SeatNotFound`` if unknown)."""
+
+    @abstractmethod
+    def publish(self, code: str, teacher_key: str, state: Mapping[str, str]) -> int:
+        """Replace the class's state; returns the new version (one more than before).
+
+        Raises ``PermissionError`` and changes nothing when ``teacher_key`` is not the class's.
+        """
+
+    @abstractmethod
+    def read(self, code: str) -> ClassView:
+        """The class now: version, state and seat counts."""
+
+    @abstractmethod
+    def version(self, code: str) -> int:
+        """The class's version alone: the cheap read a poll makes."""
+
+    @abstractmethod
+    def end_class(self, code: str, teacher_key: str) -> None:
+        """Remove the class and its seats (``PermissionError`` for a wrong key)."""
+
+
+# --- SQLite -----------------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS classes (
+    code TEXT PRIMARY KEY,
+    key_digest TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS classes_expiry ON classes (expires_at);
+CREATE TABLE IF NOT EXISTS seats (
+    code TEXT NOT NULL,
+    seat TEXT NOT NULL,
+    following INTEGER NOT NULL,
+    PRIMARY KEY (code, seat)
+);
+"""
+
+
+class SQLiteClassStore(ClassStore):
+    """The class store in one SQLite file (WAL mode; one connection per thread).
+
+    Expiry is a wall-clock ``expires_at`` per class (replicas on one host share the clock): an
+    expired class reads as missing, is deleted when a write touches its code, and all expired
+    classes are swept when a class is created. The file is opened on first use, so a path that
+    cannot be written raises ``StoreUnavailable`` from the first call, and later calls try again.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], ttl_s: float = DEFAULT_TTL_S,
+                 busy_timeout_s: float = 10.0) -> None:
+        self.path = Path(path)
+        self.ttl_s = _check_ttl(ttl_s)
+        self.busy_timeout_s = busy_timeout_s
+        self._local = threading.local()
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(
+                self.path, timeout=self.busy_timeout_s, isolation_level=None
+            )
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.executescript(_SCHEMA)
+            except sqlite3.Error:
+                connection.close()
+                raise
+            self._local.connection = connection
+        return connection
+
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[sqlite3.Connection]:
+        """A connection inside a transaction (``BEGIN IMMEDIATE`` for writes: the write lock is
+        taken up front, so two writers never deadlock upgrading a read lock)."""
+        try:
+            connection = self._connection()
+            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield connection
+            except (LookupError, ClassFull, PermissionError):
+                # Refusals write nothing but the removal of an expired class, which stays.
+                connection.execute("COMMIT")
+                raise
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+        except sqlite3.Error as error:
+            self._local.connection = None
+            raise StoreUnavailable(
+                f"the class store file {self.path} cannot be used: {error}"
+            ) from error
+
+    def _live(self, connection: sqlite3.Connection, code: str, now: float) -> tuple[Any, ...]:
+        """The class row ``(key_digest, version, state)``; an expired one is deleted."""
+        row = connection.execute(
+            "SELECT key_digest, version, state, expires_at FROM classes WHERE code = ?", (code,)
+        ).fetchone()
+        if row is None or row[3] <= now:
+            raise ClassNotFound(f"no class has the code {code}")
+        return row[:3]
+
+    def _refresh(self, connection: sqlite3.Connection, code: str, now: float) -> None:
+        connection.execute(
+            "UPDATE classes SET expires_at = ? WHERE code = ?", (now + self.ttl_s, code)
+        )
+
+    @staticmethod
+    def _delete(connection: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+        connection.execute(f"DELETE FROM seats WHERE code IN (SELECT code FROM classes {where})",
+                           args)
+        connection.execute(f"DELETE FROM classes {where}", args)
+
+    def _drop_expired(self, connection: sqlite3.Connection, code: str, now: float) -> None:
+        self._delete(connection, "WHERE code = ? AND expires_at <= ?", (code, now))
+
+    def create_class(self) -> tuple[str, str]:
+        teacher_key = secrets.token_urlsafe(TEACHER_KEY_BYTES)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._delete(connection, "WHERE expires_at <= ?", (now,))
+            for _ in range(CREATE_ATTEMPTS):
+                code = new_code()
+                taken = connection.execute(
+                    "SELECT 1 FROM classes WHERE code = ?", (code,)
+                ).fetchone()
+                if taken is None:
+                    connection.execute(
+                        "INSERT INTO classes VALUES (?, ?, 0, '{}', ?)",
+                        (code, key_digest(teacher_key), now + self.ttl_s),
+                    )
+                    return code, teacher_key
+        raise StoreUnavailable(f"no free class code after {CREATE_ATTEMPTS} attempts")
+
+    def join(self, code: str, seat: str) -> bool:
+        code, seat = parse_code(code), parse_seat(seat)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._drop_expired(connection, code, now)
+            self._live(connection, code, now)
+            row = connection.execute(
+                "SELECT following FROM seats WHERE code = ? AND seat = ?", (code, seat)
+            ).fetchone()
+            if row is None:
+                (count,) = connection.execute(
+                    "SELECT COUNT(*) FROM seats WHERE code = ?", (code,)
+                ).fetchone()
+                if count >= MAX_SEATS:
+                    raise ClassFull(f"class {code} already has {MAX_SEATS} seats")
+                connection.execute("INSERT INTO seats VALUES (?, ?, 1)", (code, seat))
+                row = (1,)
+            self._refresh(connection, code, now)
+            return bool(row[0])
+
+    def set_following(self, code: str, seat: str, following: bool) -> None:
+        code, seat = parse_code(code), parse_seat(seat)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._drop_expired(connection, code, now)
+            self._live(connection, code, now)
+            changed = connection.execute(
+                "UPDATE seats SET following = ? WHERE code = ? AND seat = ?",
+                (int(bool(following)), code, seat),
+            ).rowcount
+            if changed == 0:
+                raise SeatNotFound(f"class {code} has no seat {seat}")
+            self._refresh(connection, code, now)
+
+    def publish(self, code: str, teacher_key: str, state: Mapping[str, str]) -> int:
+        code = parse_code(code)
+        text = encode_state(state)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._drop_expired(connection, code, now)
+            digest, version, _ = self._live(connection, code, now)
+            if not key_matches(teacher_key, digest):
+                raise PermissionError(f"that is not the teacher key of class {code}")
+            connection.execute(
+                "UPDATE classes SET version = ?, state = ?, expires_at = ? WHERE code = ?",
+                (version + 1, text, now + self.ttl_s, code),
+            )
+            return version + 1
+
+    def read(self, code: str) -> ClassView:
+        code = parse_code(code)
+        with self._session(write=False) as connection:
+            _, version, text = self._live(connection, code, time.time())
+            joined, following = connection.execute(
+                "SELECT COUNT(*), COALESCE(SUM(following), 0) FROM seats WHERE code = ?", (code,)
+            ).fetchone()
+        return ClassView(version, decode_state(text), joined, following, joined - following)
+
+    def version(self, code: str) -> int:
+        code = parse_code(code)
+        with self._session(write=False) as connection:
+            return self._live(connection, code, time.time())[1]
+
+    def end_class(self, code: str, teacher_key: str) -> None:
+        code = parse_code(code)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._drop_expired(connection, code, now)
+            digest, _, _ = self._live(connection, code, now)
+            if not key_matches(teacher_key, digest):
+                raise PermissionError(f"that is not the teacher key of class {code}")
+            self._delete(connection, "WHERE code = ?", (code,))
+
+
+# --- Redis ------------------------------------------------------------------------------------
+
+# Each script checks and writes in one step (Redis runs a script alone), so the seat cap holds
+# under concurrent joins and a class that expired or ended between two calls is not revived.
+# KEYS[1] is the class hash, KEYS[2] its seats hash; both share one hash tag (one cluster slot).
+_JOIN = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then
+  if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[2]) then return -2 end
+  redis.call('HSET', KEYS[2], ARGV[1], '1')
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return tonumber(redis.call('HGET', KEYS[2], ARGV[1]))
+"""
+_SET_FOLLOWING = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return -3 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 1
+"""
+# ARGV[1] is the key digest the caller already compared in constant time; checking it again
+# here refuses a class that was ended and re-created with the same code in between.
+_PUBLISH = """
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return version
+"""
+_END = """
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+"""
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'key', ARGV[1], 'version', 0, 'state', '{}')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+class RedisClassStore(ClassStore):
+    """The class store in Redis (``redis://host:6379/0``), for replicas on several machines.
+
+    A class is two hashes, ``tp:class:{CODE}`` (key digest, version, state) and
+    ``tp:class:{CODE}:seats`` (seat -> "1" following / "0" detached); every write sets both to
+    expire ``ttl_s`` after it. Connection and socket timeouts are ``timeout_s``, so a store that
+    is down is reported within a few seconds; the client reconnects by itself when it is back.
+    """
+
+    def __init__(self, url: str, ttl_s: float = DEFAULT_TTL_S, timeout_s: float = 2.0) -> None:
+        import redis
+        from redis.backoff import ExponentialBackoff
+        from redis.retry import Retry
+
+        self.ttl_s = _check_ttl(ttl_s)
+        self._errors = redis.RedisError
+        self._redis = redis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=1),
+        )
+        self._scripts = {name: self._redis.register_script(source) for name, source in
+                         (("join", _JOIN), ("follow", _SET_FOLLOWING), ("publish", _PUBLISH),
+                          ("end", _END), ("create", _CREATE))}
+        # The URL may carry a password: messages name only the host.
+        kwargs = self._redis.connection_pool.connection_kwargs
+        self._where = f"{kwargs.get('host', kwargs.get('path', 'redis'))}:{kwargs.get('port', '')}"
+
+    @property
+    def _ttl_ms(self) -> int:
+        return max(1, round(self.ttl_s * 1000))
+
+    @staticmethod
+    def _keys(code: str) -> list[str]:
+        return [f"tp:class:{{{code}}}", f"tp:class:{{{code}}}:seats"]
+
+    @contextmanager
+    def _reaching(self) -> Iterator[None]:
+        try:
+            yield
+        except self._errors as error:
+            raise StoreUnavailable(
+                f"the class store (Redis at {self._where}) cannot be reached: {error}"
+            ) from error
+
+    def _digest(self, code: str) -> str:
+        with self._reaching():
+            digest = self._redis.hget(self._keys(code)[0], "key")
+        if digest is None:
+            raise ClassNotFound(f"no class has the code {code}")
+        return digest
+
+    def create_class(self) -> tuple[str, str]:
+        teacher_key = secrets.token_urlsafe(TEACHER_KEY_BYTES)
+        with self._reaching():
+            for _ in range(CREATE_ATTEMPTS):
+                code = new_code()
+                if self._scripts["create"](keys=self._keys(code),
+                                           args=[key_digest(teacher_key), self._ttl_ms]):
+                    return code, teacher_key
+        raise StoreUnavailable(f"no free class code after {CREATE_ATTEMPTS} attempts")
+
+    def join(self, code: str, seat: str) -> bool:
+        code, seat = parse_code(code), parse_seat(seat)
+        with self._reaching():
+            result = self._scripts["join"](keys=self._keys(code),
+                                           args=[seat, MAX_SEATS, self._ttl_ms])
+        if result == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if result == -2:
+            raise ClassFull(f"class {code} already has {MAX_SEATS} seats")
+        return bool(result)
+
+    def set_following(self, code: str, seat: str, following: bool) -> None:
+        code, seat = parse_code(code), parse_seat(seat)
+        with self._reaching():
+            result = self._scripts["follow"](
+                keys=self._keys(code), args=[seat, "1" if following else "0", self._ttl_ms]
+            )
+        if result == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if result == -3:
+            raise SeatNotFound(f"class {code} has no seat {seat}")
+
+    def _teacher(self, code: str, teacher_key: str) -> str:
+        """The class's key digest, once ``teacher_key`` is shown to match it."""
+        digest = self._digest(code)
+        if not key_matches(teacher_key, digest):
+            raise PermissionError(f"that is not the teacher key of class {code}")
+        return digest
+
+    def publish(self, code: str, teacher_key: str, state: Mapping[str, str]) -> int:
+        code = parse_code(code)
+        text = encode_state(state)
+        digest = self._teacher(code, teacher_key)
+        with self._reaching():
+            version = self._scripts["publish"](keys=self._keys(code),
+                                               args=[digest, text, self._ttl_ms])
+        if version == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        return int(version)
+
+    def read(self, code: str) -> ClassView:
+        code = parse_code(code)
+        class_key, seats_key = self._keys(code)
+        with self._reaching():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hmget(class_key, "version", "state")
+            pipe.hvals(seats_key)
+            (version, text), seats = pipe.execute()
+        if version is None:
+            raise ClassNotFound(f"no class has the code {code}")
+        following = sum(1 for value in seats if value == "1")
+        return ClassView(int(version), decode_state(text), len(seats), following,
+                         len(seats) - following)
+
+    def version(self, code: str) -> int:
+        code = parse_code(code)
+        with self._reaching():
+            version = self._redis.hget(self._keys(code)[0], "version")
+        if version is None:
+            raise ClassNotFound(f"no class has the code {code}")
+        return int(version)
+
+    def end_class(self, code: str, teacher_key: str) -> None:
+        code = parse_code(code)
+        digest = self._teacher(code, teacher_key)
+        with self._reaching():
+            if self._scripts["end"](keys=self._keys(code), args=[digest]) == -1:
+                raise ClassNotFound(f"no class has the code {code}")
+
+
+# --- Choosing a store -------------------------------------------------------------------------
+
+
+def data_dir() -> Path:
+    """Where the default store keeps its file: ``TP_DATA_DIR``, else the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``) / ``torch-playground``. Created when missing."""
+    configured = os.environ.get(ENV_DATA_DIR)
+    if configured:
+        folder = Path(configured)
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        folder = Path(cache) / "torch-playground"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreUnavailable(f"the class store folder {folder} cannot be created: {error}") \
+            from error
+    return folder
+
+
+def open_store(spec: str | None = None, ttl_s: float = DEFAULT_TTL_S) -> ClassStore:
+    """The store ``spec`` names (``TP_CLASS_STORE`` when ``spec`` is None).
+
+    - ``""``: SQLite, ``classes.sqlite3`` in ``data_dir()``;
+    - ``"sqlite://PATH"``: SQLite in the file PATH (``sqlite:///srv/tp/classes.sqlite3`` is an
+      absolute path);
+    - ``"redis://..."``, ``"rediss://..."``, ``"unix://..."``: Redis at that URL.
+
+    Raises ``ValueError`` naming the scheme for anything else.
+    """
+    if spec is None:
+        spec = os.environ.get(ENV_STORE, "")
+    spec = spec.strip()
+    if not spec:
+        return SQLiteClassStore(data_dir() / SQLITE_FILE, ttl_s=ttl_s)
+    if spec.startswith("sqlite://"):
+        path = spec.removeprefix("sqlite://")
+        if not path:
+            raise ValueError("a sqlite:// class store needs a file path, got 'sqlite://'")
+        return SQLiteClassStore(path, ttl_s=ttl_s)
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        return RedisClassStore(spec, ttl_s=ttl_s)
+    scheme = spec.split("://", 1)[0] if "://" in spec else spec
+    raise ValueError(
+        f"{ENV_STORE} is '', sqlite://PATH or redis://HOST:PORT/DB, got {_shown(scheme)}"
+    )
