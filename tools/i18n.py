@@ -27,21 +27,21 @@ if str(ROOT) not in sys.path:  # `python tools/i18n.py` as well as `python -m to
 LOCALES = ROOT / "locales"
 #: The languages other than English, as gettext locale folders.
 LANGUAGES = ("zh_CN",)
-#: The lessons: every folder under ``lessons/`` with a ``page.py``, by URL slug.
-LESSON_SLUGS = tuple(sorted(p.parent.name for p in (ROOT / "lessons").glob("*/page.py")))
 
 
 def _domains() -> dict[str, tuple[str, ...]]:
     """domain -> the source files whose strings it holds, derived from the folders so that a new
-    module cannot be forgotten: a lesson's domain is its slug and holds every module of its
-    package; "app" holds the router, ``core/``, ``ui/`` and ``lessons/``'s shared modules."""
+    module cannot be forgotten: a lesson's domain is its slug (the registry's pages, the same
+    list ``ui.i18n`` loads) and holds every module of its package; "app" holds the router,
+    ``core/``, ``ui/`` and ``lessons/``'s shared modules."""
+    from lessons.registry import HOME, LESSONS
 
     def names(*patterns: str) -> tuple[str, ...]:
         paths = {p for pattern in patterns for p in ROOT.glob(pattern)}
         return tuple(sorted(str(p.relative_to(ROOT)) for p in paths))
 
     domains = {"app": names("app.py", "core/*.py", "ui/*.py", "lessons/*.py")}
-    for slug in LESSON_SLUGS:
+    for slug in (HOME.slug, *(page.slug for page in LESSONS)):
         domains[slug] = names(f"lessons/{slug}/**/*.py")
     return domains
 
@@ -131,19 +131,30 @@ def translation_memory(locale: str) -> dict[object, object]:
     for po in sorted((LOCALES / locale / "LC_MESSAGES").glob("*.po")):
         with po.open("rb") as handle:
             for message in read_po(handle):
-                strings = message.string if isinstance(message.string, tuple) else (message.string,)
-                if message.id and not message.fuzzy and all(strings):
+                if message.id and _translated(message):
                     memory.setdefault(message.id, message.string)
     return memory
 
 
-#: Each language's translation memory, read before any catalog is rewritten (see ``main``).
+def _translated(message) -> bool:
+    """Whether a catalog message has a translation (every plural form) that is not a guess."""
+    strings = message.string if isinstance(message.string, tuple) else (message.string,)
+    return not message.fuzzy and all(strings)
+
+
+#: Each language's translation memory, read once, before any catalog is rewritten (see ``main``).
 _MEMORY: dict[str, dict[object, object]] = {}
+
+
+def _memory(locale: str) -> dict[object, object]:
+    if locale not in _MEMORY:
+        _MEMORY[locale] = translation_memory(locale)
+    return _MEMORY[locale]
 
 
 def update(domain: str) -> None:
     for locale in LANGUAGES:
-        memory = _MEMORY.setdefault(locale, translation_memory(locale))
+        memory = _memory(locale)
         command = "update" if po_path(domain, locale).exists() else "init"
         extra = ["--no-fuzzy-matching", "--ignore-obsolete"] if command == "update" else []
         _babel(
@@ -190,8 +201,7 @@ def untranslated(po: Path) -> list[str]:
     for message in catalog:
         if not message.id:
             continue  # the header
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
-        if message.fuzzy or not all(strings):
+        if not _translated(message):
             left.append(message.id if isinstance(message.id, str) else message.id[0])
     return left
 
@@ -211,7 +221,7 @@ def main(argv: list[str]) -> int:
     steps = [extract, update, compile_catalog] if argv[0] == "all" else [STEPS[argv[0]]]
     if update in steps:  # before any catalog drops a string that moved to another domain
         for locale in LANGUAGES:
-            _MEMORY[locale] = translation_memory(locale)
+            _memory(locale)
     for domain in domains:
         for step in steps:
             step(domain)
