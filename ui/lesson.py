@@ -81,13 +81,13 @@ def lazy_expander(label: str, *, key: str, **values: object) -> DeltaGenerator |
     return box if box.open else None
 
 
-def stop_with_error(where: DeltaGenerator, message: str, hint: str) -> NoReturn:
+def stop_with_error(where: DeltaGenerator, message: str, hint: str, *,
+                    icon: str | None = ":material/error:") -> NoReturn:  # fmt: skip
     """``message`` and ``hint`` (both already translated) as an error in ``where`` (a page's
-    figure: nothing can be drawn in its place), then stop the script. ``message`` is shown as
-    written, not as markdown: a core message can quote an uploaded file (its name, an archive
-    entry); ``hint`` is the page's own markdown."""
-    where.error(_(WHAT_TO_CHANGE).format(message=plain(message), hint=hint),
-                icon=":material/error:")  # fmt: skip
+    figure: nothing can be drawn in its place), under ``icon`` (None: none), then stop the
+    script. ``message`` is shown as written, not as markdown: a core message can quote an
+    uploaded file (its name, an archive entry); ``hint`` is the page's own markdown."""
+    where.error(_(WHAT_TO_CHANGE).format(message=plain(message), hint=hint), icon=icon)
     st.stop()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import plotly.graph_objects as go
@@ -27,9 +28,8 @@ from ui.charts import shared_figure, show_chart
 from ui.code import show_code
 from ui.heavy import budget_s, heavy_gate, heavy_job
 from ui.i18n import _, cite, tr, translator
-from ui.lesson import lesson_layout
+from ui.lesson import lesson_layout, stop_with_error
 from ui.links import BOUND
-from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_quote
 from ui.pictures import upload_digest
 from ui.settings import current_settings
@@ -116,11 +116,8 @@ def _suggest_mask() -> None:
         st.session_state["flow.mask"] = "random"
 
 
-def _fail(message: str, hint: str) -> None:
-    with layout.figure:  # the message can quote the file (name, header): as written, no markdown
-        st.error(_("{message}\n\n**What to change:** {hint}").format(message=plain(message),
-                                                                     hint=hint))
-    st.stop()
+def _fail(message: str, hint: str) -> NoReturn:
+    stop_with_error(layout.figure, message, hint, icon=None)
 
 
 def _controls() -> tuple[str, FlowSpec, int, object, tuple[object, object]]:
