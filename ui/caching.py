@@ -197,3 +197,19 @@ def bounded_cache(
         return bounded
 
     return decorate
+
+
+class NotCached(Exception):
+    """Raised by a cached function asked only whether its cache holds a result (its ``_probe``
+    argument, left out of the key) when it does not: Streamlit stores nothing when the function
+    raises, so asking never computes."""
+
+
+def held_in_cache(probe: Callable[[], R]) -> R | None:
+    """``probe()``, a cached function called so that it raises :class:`NotCached` on a miss:
+    the result when the cache holds it now, else None. Asking the cache itself, not a list of
+    the keys made, which would outlive the cache's evicted and expired entries."""
+    try:
+        return probe()
+    except NotCached:
+        return None

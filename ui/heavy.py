@@ -58,7 +58,7 @@ from typing import Generic, TypeVar
 import streamlit as st
 
 from ui import turns
-from ui.caching import SHARED_TTL_S, bounded_cache
+from ui.caching import SHARED_TTL_S, NotCached, bounded_cache, held_in_cache
 from ui.i18n import _, ngettext
 
 R = TypeVar("R")
@@ -343,11 +343,6 @@ def compute_once(key: Hashable, fn: Callable[[], R],
 # ------------------------------------------------------------------------------------------
 # The three around a shared cache
 # ------------------------------------------------------------------------------------------
-class _NotCached(Exception):
-    """Raised by :func:`_shared_work` when only asked (``_probe``) and its cache does not hold
-    the result: Streamlit stores nothing when the function raises, so asking never computes."""
-
-
 # Results of heavy work kept for the whole server, every page's: 48 holds the saliency page's
 # recent maps (32) and sanity checks (16) at once.
 @bounded_cache(max_entries=48, ttl=SHARED_TTL_S)
@@ -357,7 +352,7 @@ def _shared_work(key: tuple, _work: Callable[[], R] | None, _ran: list,
     # computes a key once while other sessions asking for it wait, and replays what the work
     # drew (its progress bar) on a hit. ``_ran`` tells the caller the work ran here.
     if _probe or _work is None:
-        raise _NotCached
+        raise NotCached
     _ran.append(True)
     return _timed(_work)
 
@@ -389,10 +384,7 @@ class SharedWorkMarks:
         with self._lock:
             if self.computing.get(key):
                 return None
-            try:
-                return probe()
-            except _NotCached:
-                return None
+            return held_in_cache(probe)
 
     @contextmanager
     def marked(self, key: Hashable) -> Iterator[None]:

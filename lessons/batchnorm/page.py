@@ -17,7 +17,7 @@ from lessons.batchnorm import controls as ctl
 from lessons.batchnorm import explanations as ex
 from lessons.batchnorm import figures, modes, norms, notes_demos, real_modules, snippets, stream
 from lessons.batchnorm import layer as bn  # bn.simulate is looked up when called: tests wrap it
-from ui.caching import SHARED_TTL_S, bounded_cache
+from ui.caching import SHARED_TTL_S, NotCached, bounded_cache, held_in_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import localized, show_code
 from ui.heavy import budget_s, compute_once, heavy_job, may_run, offer_run
@@ -61,19 +61,15 @@ def _set_steps(count: int | None) -> None:
 
 
 # ---- runs and results shared by every session (caches), and the figures drawn from them
-class _CacheProbeMiss(Exception):
-    """A probe of :func:`_simulate` found no run (Streamlit stores nothing when it raises)."""
-
-
 @bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _simulate(config: bn.SimConfig, steps: int, _ready: bn.History | None = None,
               _probe: bool = False) -> bn.History:
     """One training run per (config, steps) for the whole process, so the default run on
     arrival is computed once for every student. ``_ready`` (not in the key) stores a run made
     outside with a progress bar: a cached function must not draw, or Streamlit would replay the
-    bar on every hit. ``_probe``: the run only if cached, else :class:`_CacheProbeMiss`."""
+    bar on every hit. ``_probe``: the run only if cached, else :class:`ui.caching.NotCached`."""
     if _probe:
-        raise _CacheProbeMiss
+        raise NotCached
     return _ready if _ready is not None else bn.simulate_config(config, steps)
 
 
@@ -87,10 +83,9 @@ def _history(config: bn.SimConfig, steps: int, bar) -> bn.History:
     lock, in compute_once, and holds it only to store the result.)"""
     if bn.estimate_simulate_seconds(config, steps) <= ctl.PROGRESS_SECONDS:
         return _simulate(config, steps)
-    try:
-        return _simulate(config, steps, _probe=True)
-    except _CacheProbeMiss:
-        pass
+    held = held_in_cache(lambda: _simulate(config, steps, _probe=True))
+    if held is not None:
+        return held
     text = _("Training step {done} of {total}…")
 
     def progress(done: int, total: int) -> None:  # about 50 updates a run, not one a step

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from tests.sources import streamlit_sources
-from ui.caching import MAX_SHARED_BYTES, bounded_cache, size_in_bytes
+from ui.caching import MAX_SHARED_BYTES, NotCached, bounded_cache, held_in_cache, size_in_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 UI_SOURCES = streamlit_sources()
@@ -237,3 +237,16 @@ def test_an_oversize_result_is_kept_by_its_session_only():
         app.run()
     assert SESSION_CALLS == [5000, 5000, 10]  # small: shared by both sessions
     cache_resource_api._resource_caches.clear_session("test session id")
+
+
+def test_held_in_cache_asks_and_never_computes():
+    def miss() -> int:
+        raise NotCached
+
+    def broken() -> int:
+        raise RuntimeError("not a miss")
+
+    assert held_in_cache(lambda: 7) == 7
+    assert held_in_cache(miss) is None
+    with pytest.raises(RuntimeError, match="not a miss"):  # only a miss means "not held"
+        held_in_cache(broken)

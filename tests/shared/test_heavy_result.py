@@ -9,6 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from ui import heavy
+from ui.caching import NotCached
 
 #: What the demo work did, across sessions (AppTests share this process, as students do).
 CALLS: list[tuple[int, bool]] = []
@@ -107,7 +108,7 @@ def test_marks_ask_the_cache_and_never_compute():
     assert marks.held(("k",), lambda: "cached") == "cached"
 
     def miss() -> str:
-        raise heavy._NotCached
+        raise NotCached
 
     assert marks.held(("k",), miss) is None
 
