@@ -6,6 +6,7 @@ move left it nothing to scan.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,3 +38,14 @@ def streamlit_sources(root: Path = ROOT) -> list[Path]:
 def pure_sources(root: Path = ROOT) -> list[Path]:
     """Every module that must not import Streamlit: ``core/`` and each lesson's other modules."""
     return [p for p in sources(*PURE_PATTERNS, root=root) if p.name != "page.py"]
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in the module at ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module))
+    return found

@@ -5,7 +5,6 @@ The running system (two replicas behind nginx) is tested in tests/e2e/test_repli
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from deploy.nginx_conf import (
     render,
     route_name,
 )
+from tests.sources import imports_of
 from tests.sources import sources as source_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,15 +115,8 @@ def test_dockerignore_ships_the_app_without_tests_and_benchmarks():
     for source in APP_SOURCES:
         paths = [ROOT / source] if source.endswith(".py") else source_files(f"{source}/**/*.py")
         for path in paths:
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Import):
-                    modules = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    modules = [node.module]
-                else:
-                    continue
-                left_out = [m for m in modules if m.split(".")[0] in NOT_IN_THE_IMAGE]
-                assert not left_out, f"{path.relative_to(ROOT)} imports {left_out}"
+            left_out = [m for _, m in imports_of(path) if m.split(".")[0] in NOT_IN_THE_IMAGE]
+            assert not left_out, f"{path.relative_to(ROOT)} imports {left_out}"
     # and the Dockerfile copies nothing it leaves out
     for args in arguments_of("COPY"):
         sources = [a for a in args.split() if not a.startswith("--")][:-1]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lessons.registry import HOME, LESSONS
-from tests.sources import ROOT, pure_sources, sources
+from tests.sources import ROOT, imports_of, pure_sources, sources
 
 MAX_PAGE_LINES = 400
 MAX_MODULE_LINES = 1200
@@ -24,16 +24,6 @@ MAX_PAGE_STRETCH = 120  # module-level lines of a page between two function boun
 CODE = ("app.py", "core/**/*.py", "ui/**/*.py", "lessons/**/*.py", "testing/**/*.py",
         "tools/**/*.py", "deploy/**/*.py", "benchmarks/**/*.py")  # fmt: skip
 SLUGS = [HOME.slug, *(page.slug for page in LESSONS)]
-
-
-def _imports(path: Path) -> list[tuple[int, str]]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.append((node.lineno, node.module))
-    return found
 
 
 def _where(path: Path, line: int | None = None) -> str:
@@ -53,7 +43,7 @@ def test_only_pages_and_ui_import_streamlit_and_pure_modules_never_import_ui():
     offending = [
         f"{_where(path, line)} imports {module}"
         for path in pure_sources()
-        for line, module in _imports(path)
+        for line, module in imports_of(path)
         if module.split(".")[0] in ("streamlit", "ui")
     ]
     assert offending == []
@@ -64,7 +54,7 @@ def test_a_lesson_imports_no_other_lessons_modules():
     offending = []
     for slug in SLUGS:
         for path in sources(f"lessons/{slug}/**/*.py"):
-            for line, module in _imports(path):
+            for line, module in imports_of(path):
                 parts = module.split(".")
                 if parts[0] == "lessons" and len(parts) > 1 and parts[1] not in (slug, "registry"):
                     offending.append(f"{_where(path, line)} imports {module}")
@@ -74,7 +64,7 @@ def test_a_lesson_imports_no_other_lessons_modules():
 def test_benchmarks_import_no_tests_and_patch_no_path():
     offending = []
     for path in sources("benchmarks/*.py"):
-        for line, module in _imports(path):
+        for line, module in imports_of(path):
             if module.split(".")[0] == "tests":
                 offending.append(f"{_where(path, line)} imports {module}")
         if re.search(r"^sys\.path\.(insert|append)", path.read_text(encoding="utf-8"), re.M):
