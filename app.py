@@ -13,10 +13,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
+from ui.classroom import finish_class_run, start_class_run
 from ui.gc_freeze import after_script_run
 from ui.i18n import start_language
 from ui.links import link_snapshot, report_link, translate_link_labels
-from ui.navigation import navigation_pages
+from ui.navigation import navigation_pages, page_hash_of
 from ui.settings import render_sidebar
 from ui.turns import turn_released
 
@@ -29,6 +30,8 @@ navigation = st.navigation(navigation_pages(language))
 # The browser tab names the page, in the visitor's language (a class keeps several tabs open).
 st.set_page_config(page_title=f"{navigation.title} · Torch Playground")
 link = link_snapshot(lang_rejected)  # the URL as given, before controls correct it (ui/links.py)
+# A class first: a following student may be sent to the teacher's view (ui/classroom.py).
+class_places = start_class_run(navigation.url_path or "home", page_hash_of)
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
 with turn_released():
@@ -36,7 +39,9 @@ with turn_released():
         navigation.run()
     except StopException:  # a page stopped at an error message: the link is still reported
         report_link(link)
+        finish_class_run(class_places)
         raise
     finally:
         after_script_run()  # freeze new modules, collect now and then: ui/gc_freeze.py
 report_link(link)  # notice for what the link could not set, and "Link to this view"
+finish_class_run(class_places)  # publish the teacher's view, or detach a student who moved

@@ -214,6 +214,11 @@ class ClassStore(ABC):
         """
 
     @abstractmethod
+    def check_teacher(self, code: str, teacher_key: str) -> None:
+        """Return when ``teacher_key`` is the class's (a teacher link reopened on another device);
+        raise ``PermissionError`` otherwise. Reads only: the class's expiry does not move."""
+
+    @abstractmethod
     def read(self, code: str) -> ClassView:
         """The class now: version, state and seat counts."""
 
@@ -391,6 +396,13 @@ class SQLiteClassStore(ClassStore):
             )
             return version + 1
 
+    def check_teacher(self, code: str, teacher_key: str) -> None:
+        code = parse_code(code)
+        with self._session(write=False) as connection:
+            digest = self._live(connection, code, time.time())[0]
+        if not key_matches(teacher_key, digest):
+            raise PermissionError(f"that is not the teacher key of class {code}")
+
     def read(self, code: str) -> ClassView:
         code = parse_code(code)
         with self._session(write=False) as connection:
@@ -566,6 +578,9 @@ class RedisClassStore(ClassStore):
         if version == -1:
             raise ClassNotFound(f"no class has the code {code}")
         return int(version)
+
+    def check_teacher(self, code: str, teacher_key: str) -> None:
+        self._teacher(parse_code(code), teacher_key)
 
     def read(self, code: str) -> ClassView:
         code = parse_code(code)

@@ -25,6 +25,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from core.class_view import CLASS_PARAMS
 from core.text import N_
 from ui.i18n import LANG_KEY, _, label_translations, ngettext, translator
 
@@ -39,6 +40,9 @@ NOT_CARRIED = N_(
     "bundled samples instead."
 )
 
+#: Parameters that are not controls of a page: the visitor's language and class membership
+#: (ui/classroom.py). Never "unknown"; never in "Link to this view" (a seat is one student's).
+_OWN_PARAMS = (LANG_KEY, *CLASS_PARAMS)
 _REJECTED = "_links.rejected"  # keys a page rejected in this run (session state, per session)
 _TRANSLATED = "_links.translated"  # this session's link labels are in its language
 
@@ -114,7 +118,7 @@ def reject_unusable_link_value(key: str, is_usable: Callable[[str], bool]) -> No
 def report_link(snapshot: Mapping[str, list[str]]) -> None:
     """After the page ran: drop what no control read, show the notice, draw the view's link."""
     dropped = dropped_params(snapshot)
-    unknown = [key for key in st.query_params if key != LANG_KEY and not _is_bound(key)]
+    unknown = [key for key in st.query_params if key not in _OWN_PARAMS and not _is_bound(key)]
     for key in unknown:
         del st.query_params[key]
     message = link_notice(dropped, len(unknown))
@@ -175,7 +179,8 @@ def _view_link_box() -> None:
     base = st.context.url
     if not base:
         return  # no browser (AppTest): nothing to link to
-    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    params = {key: st.query_params.get_all(key) for key in st.query_params
+              if key not in CLASS_PARAMS}  # fmt: skip
     link, left_out = view_link(base, params)
     with st.sidebar:
         st.subheader(_("Link to this view"), anchor=False)

@@ -14,6 +14,7 @@ import copy
 import threading
 
 import streamlit as st
+from streamlit.util import calc_hash
 
 from lessons.registry import available_pages
 from ui.i18n import _
@@ -42,3 +43,11 @@ def navigation_pages(language: str) -> list[st.Page]:
             ]
         pages = _PAGES[language]
     return [copy.copy(page) for page in pages]
+
+
+def page_hash_of(slug: str) -> str | None:
+    """The script hash Streamlit gives page ``slug`` (``st.Page`` hashes its URL path), or
+    ``None`` when no available page has that slug."""
+    if slug not in {page.slug for page in available_pages()}:
+        return None
+    return calc_hash(slug)

@@ -198,7 +198,10 @@ class TestContract:
         before = store.read(code)
         forged = [other_key, key[:-1], key + "x", key.upper() if key != key.upper() else
                   key.lower(), "", "A" * 1_000_000, seat, code, None, 12345]
+        store.check_teacher(code, key)  # the real key passes
         for wrong in forged:
+            with pytest.raises(PermissionError):
+                store.check_teacher(code, wrong)
             with pytest.raises(PermissionError):
                 store.publish(code, wrong, {"page": "hijacked"})
             with pytest.raises(PermissionError):
@@ -207,6 +210,8 @@ class TestContract:
         store.end_class(other_code, other_key)
         with pytest.raises(ClassNotFound):  # a key replayed after its class ended
             store.publish(other_code, other_key, {"page": "hijacked"})
+        with pytest.raises(ClassNotFound):
+            store.check_teacher(other_code, other_key)
         assert store.read(code) == before
 
     @pytest.mark.parametrize("hostile", HOSTILE, ids=range(len(HOSTILE)))

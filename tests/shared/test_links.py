@@ -17,6 +17,8 @@ VALUE_WIDGETS = {
 }  # fmt: skip
 #: Keyed value controls that are deliberately not in the URL, with the reason.
 NOT_BOUND: dict[str, str] = {
+    "CODE_KEY": "a class code being typed: joining puts it in the URL as ?class=, with a seat",
+    "FOLLOW_KEY": "one student's choice in a class: the URL carries the class and seat instead",
     "memory.free_select": "names this session's own live tensors: meaningless in another browser",
     "LANG_KEY": "ui.i18n keeps ?lang=zh itself: bound, the URL would hold the label (中文)",
     "indexing.index_preset": "a view of the typed x[...] expression, which the link carries: "

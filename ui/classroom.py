@@ -1,0 +1,662 @@
+"""A class session: a teacher starts a class, students join by code, link or QR and follow.
+
+One section at the top of every page's sidebar. ``app.py`` calls :func:`start_class_run` after
+``st.navigation`` (before the page) and :func:`finish_class_run` after the page ran:
+
+- the **teacher**'s session holds the class code and its teacher key (session state only; the
+  teacher link, shown in the teacher's sidebar alone, carries it to another device). After each
+  run, the page and its link's parameters (``core.class_view``) are published to the class store
+  when they changed;
+- a **student**'s URL holds ``?class=CODE&seat=SEAT``, so a reload, a reconnect or another
+  replica rejoins the same seat. While following, a polling fragment reads the class's version
+  number once a second and reruns the app when it moved; :func:`start_class_run` then opens the
+  teacher's view the way a browser opens a lesson link (Streamlit's history navigation: the
+  URL's values win over what the controls held, and a missing value means the default). When
+  the student's own view later differs from the one that was opened, the student changed a
+  control: the seat detaches until "Rejoin the teacher".
+
+A hidden tab stops polling (``ui.visibility``). Every store call is guarded: a store that is
+down or a class that ended becomes a line in this section, and the lesson keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import segno
+import streamlit as st
+
+from core.class_store import (
+    CODE_LENGTH,
+    ENV_DATA_DIR,
+    ENV_STORE,
+    MAX_TEACHER_KEY_CHARS,
+    SEAT_ALPHABET,
+    ClassFull,
+    ClassNotFound,
+    ClassStore,
+    SeatNotFound,
+    StoreUnavailable,
+    new_seat,
+    open_store,
+    parse_code,
+    parse_seat,
+)
+from core.class_view import (
+    CLASS_PARAM,
+    SEAT_PARAM,
+    TEACHER_PARAM,
+    View,
+    translated,
+    view_from_state,
+    view_of,
+    view_state,
+)
+from ui.i18n import LANG_KEY, _, current_language, label_translations, ngettext
+from ui.visibility import tab_hidden
+
+#: How often a following student's tab asks for the class's version (seconds): a teacher's
+#: change reaches the class within this plus one page run.
+STUDENT_POLL_S = 1.0
+#: How often the teacher's sidebar refreshes the class's counts.
+TEACHER_POLL_S = 2.0
+#: Side of the join QR code in the sidebar (pixels: the sidebar's whole width), and in the
+#: large join box a teacher projects for the back of a room.
+QR_WIDTH_PX = 240
+QR_LARGE_PX = 480
+
+START_KEY = "class.start"
+CODE_KEY = "class.code"
+JOIN_KEY = "class.join"
+FOLLOW_KEY = "class.follow"
+REJOIN_KEY = "class.rejoin"
+LEAVE_KEY = "class.leave"
+END_KEY = "class.end"
+PROJECT_KEY = "class.project"
+JOIN_BOX_KEY = "class-join"
+VISIBILITY_KEY = "class.tab_visibility"
+
+_MEMBER = "_class.member"  # this session's Membership (session state)
+_NOTICE = "_class.notice"  # a message for the next run (set in callbacks)
+_SLUG = "_class.slug"  # the page this run shows
+_OWN = (LANG_KEY,)  # parameters each visitor keeps for themselves
+
+
+@dataclass
+class Membership:
+    """This session's place in a class. ``teacher_key`` is set for the teacher, ``seat`` for a
+    student. ``applied`` is the class version whose view the student last opened, ``opened``
+    the student's view right after opening it (``None`` until that run ended), ``published``
+    the teacher's last published view. ``lost`` says the last store call failed."""
+
+    code: str
+    teacher_key: str | None = None
+    seat: str | None = None
+    following: bool = True
+    joined: bool = False
+    applied: int = -1
+    opened: View | None = None
+    just_opened: bool = False
+    published: View | None = None
+    wanted: View | None = None
+    lost: bool = False
+    counts: tuple[int, int, int] | None = field(default=None)
+
+    @property
+    def is_teacher(self) -> bool:
+        return self.teacher_key is not None
+
+
+# --- The store ---------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _store_for(spec: str, data_dir: str) -> ClassStore:
+    """One store per process and configuration (``data_dir`` only keys the cache)."""
+    return open_store(spec)
+
+
+def class_store() -> ClassStore:
+    """The class store ``TP_CLASS_STORE`` names (SQLite in ``TP_DATA_DIR`` by default).
+    Raises ``StoreUnavailable`` or ``ValueError`` (a misconfigured server)."""
+    return _store_for(os.environ.get(ENV_STORE, ""), os.environ.get(ENV_DATA_DIR, ""))
+
+
+@contextmanager
+def _guarded(member: Membership) -> Iterator[None]:
+    """Run store calls for ``member``: a store that is down marks the class connection lost
+    (the section says so and the poll retries); a class that ended or expired leaves it."""
+    try:
+        yield
+    except (StoreUnavailable, ValueError):
+        member.lost = True
+        raise _Handled from None
+    except (ClassNotFound, SeatNotFound, PermissionError):
+        _leave(_("This class has ended or expired: the page works on its own again."))
+        raise _Handled from None
+    member.lost = False
+
+
+class _Handled(Exception):
+    """A store failure already turned into what the section shows."""
+
+
+def _member() -> Membership | None:
+    return st.session_state.get(_MEMBER)
+
+
+def _leave(notice: str | None = None) -> None:
+    """Leave the class in this session (nothing is written to the store)."""
+    st.session_state.pop(_MEMBER, None)
+    for key in (CLASS_PARAM, SEAT_PARAM):
+        if key in st.query_params:
+            del st.query_params[key]
+    if notice:
+        st.session_state[_NOTICE] = notice
+
+
+# --- Before the page: membership from the URL, and following --------------------------------
+
+
+@dataclass(frozen=True)
+class ClassPlaces:
+    """Where this run draws the class: the top of the sidebar, and for a student a line above
+    the page (on a phone the sidebar is folded away)."""
+
+    sidebar: Any
+    banner: Any | None
+
+
+def start_class_run(slug: str, page_hash_of: Callable[[str], str | None]) -> ClassPlaces:
+    """Settle this session's class before the page ``slug`` runs; open the teacher's view when
+    a following student is behind. ``page_hash_of(slug)`` is a page's script hash (``None`` for
+    a slug that is no page of this app). Returns where :func:`finish_class_run` draws."""
+    st.session_state[_SLUG] = slug
+    _read_class_link()
+    member = _member()
+    if member is not None:
+        _keep_up(member, page_hash_of)
+    member = _member()
+    banner = st.container() if member is not None and not member.is_teacher else None
+    return ClassPlaces(st.sidebar.container(), banner)
+
+
+def _keep_up(member: Membership, page_hash_of: Callable[[str], str | None]) -> None:
+    """A student's seat in the URL and the store; a following student at the teacher's view."""
+    if member.seat is not None:  # a page switch clears the query string: keep the seat in it
+        st.query_params[CLASS_PARAM] = member.code
+        st.query_params[SEAT_PARAM] = member.seat
+        if not member.joined:
+            _join(member)
+    if member.seat is not None and member.joined and member.following:
+        _follow(member, page_hash_of)
+
+
+def _read_class_link() -> None:
+    """``?class=`` (with ``&seat=`` or ``&teacher=``) joins or reopens a class; a value that is
+    not one is removed and said, before any store access."""
+    code_text = st.query_params.get(CLASS_PARAM)
+    seat_text = st.query_params.get(SEAT_PARAM)
+    key_text = st.query_params.get(TEACHER_PARAM)
+    if key_text is not None:
+        del st.query_params[TEACHER_PARAM]  # never left in the (projected) address bar
+    if code_text is None:
+        if seat_text is not None:
+            del st.query_params[SEAT_PARAM]
+        return
+    member = _member()
+    if member is not None and member.code == (code_text or "").upper() and key_text is None:
+        return  # this session's own class
+    try:
+        code = parse_code(code_text)
+        seat = parse_seat(seat_text) if seat_text is not None else None
+        if key_text is not None and not _looks_like_key(key_text):
+            raise ValueError("teacher key")
+    except ValueError:
+        _leave(_("This class link is not usable (a class code is {n} letters and digits): "
+                 "the page works without a class.").format(n=CODE_LENGTH))  # fmt: skip
+        return
+    if key_text is not None:
+        _reopen_as_teacher(code, key_text)
+    else:
+        _start_student(code, seat)
+
+
+def _looks_like_key(text: str) -> bool:
+    return 0 < len(text) <= MAX_TEACHER_KEY_CHARS and set(text) <= SEAT_ALPHABET
+
+
+def _reopen_as_teacher(code: str, key: str) -> None:
+    try:
+        class_store().check_teacher(code, key)
+    except PermissionError:
+        _leave(_("This teacher link does not open class {code}: the page works without a "
+                 "class.").format(code=code))  # fmt: skip
+        return
+    except ClassNotFound:
+        _leave(_("No class has the code {code} (it ended or expired): the page works without "
+                 "a class.").format(code=code))  # fmt: skip
+        return
+    except (StoreUnavailable, ValueError):
+        _leave(_("The class store cannot be reached: try the teacher link again in a moment."))
+        return
+    st.session_state[_MEMBER] = Membership(code, teacher_key=key, joined=True)
+    if CLASS_PARAM in st.query_params:
+        del st.query_params[CLASS_PARAM]
+
+
+def _start_student(code: str, seat: str | None) -> None:
+    member = Membership(code, seat=seat or new_seat())
+    st.session_state[_MEMBER] = member
+    st.query_params[CLASS_PARAM] = code
+    st.query_params[SEAT_PARAM] = member.seat
+    _join(member)
+
+
+def _join(member: Membership) -> None:
+    """Take the student's seat (again, after a reload or a failover: the same seat)."""
+    try:
+        with _guarded(member):
+            member.following = class_store().join(member.code, member.seat)
+            member.joined = True
+    except ClassFull:
+        _leave(_("Class {code} is full: the page works without a class.").format(
+            code=member.code))  # fmt: skip
+    except _Handled:
+        pass
+
+
+def _follow(member: Membership, page_hash_of: Callable[[str], str | None]) -> None:
+    """Open the teacher's view when the class moved past the one this student last opened."""
+    try:
+        with _guarded(member):
+            store = class_store()
+            version = store.version(member.code)
+            if version == member.applied:
+                return
+            state = store.read(member.code).state
+    except _Handled:
+        return
+    member.applied = version
+    try:
+        view = view_from_state(state, _OWN)
+    except ValueError:
+        return  # not a view this app wrote: stay where the student is
+    if view is None or page_hash_of(view.slug) is None:
+        return
+    view = translated(view, label_translations(current_language()))
+    member.just_opened = True
+    if view != _current_view():
+        _open_view(view, member, page_hash_of(view.slug))
+
+
+def _current_view() -> View | None:
+    """This run's page and the parameters its URL holds now."""
+    slug = st.session_state.get(_SLUG)
+    if not slug:
+        return None
+    return view_of(slug, {key: st.query_params.get_all(key) for key in st.query_params}, _OWN)
+
+
+def _open_view(view: View, member: Membership, page_hash: str) -> None:
+    """Rerun on the teacher's page with the teacher's parameters, as a browser's back/forward
+    button would: Streamlit seeds every bound control from the URL then, over the values the
+    session held (a plain page switch keeps them). The same path a lesson link takes."""
+    from streamlit.commands.execution_control import _force_yield_point
+    from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or ctx.script_requests is None:
+        return
+    params = view.as_dict()
+    for key in _OWN:
+        if key in st.query_params:
+            params[key] = st.query_params.get_all(key)
+    params[CLASS_PARAM] = [member.code]
+    params[SEAT_PARAM] = [member.seat]
+    # Bound parameters refuse a plain assignment (st.query_params); the address is written
+    # whole, as a browser's history entry would hold it, and the rerun below seeds from it.
+    with ctx.session_state.query_params() as query_params:
+        query_params.clear_with_no_forward_msg(preserve_embed=True)
+        for key, values in params.items():
+            query_params.set_with_no_forward_msg(key, values[0] if len(values) == 1 else values)
+        query_params._send_query_param_msg()
+    query = View(view.slug, tuple((k, tuple(v)) for k, v in params.items())).query
+    # Let the browser receive the new address before the rerun clears pending messages
+    # (st.switch_page waits the same way).
+    time.sleep(0.1)
+    ctx.script_requests.request_rerun(
+        RerunData(
+            query_string=query,
+            page_script_hash=page_hash,
+            cached_message_hashes=ctx.cached_message_hashes,
+            context_info=ctx.context_info,
+            is_history_navigation=True,
+        )
+    )
+    _force_yield_point()  # as st.rerun does: the runner stops this run here
+
+
+# --- After the page: publish or detach, then draw the section --------------------------------
+
+
+def finish_class_run(places: ClassPlaces) -> None:
+    """After the page ran: the teacher publishes a changed view; a following student whose
+    view moved away from the teacher's detaches. Then the Class section at ``places``."""
+    member = _member()
+    if member is not None and member.joined:
+        view = _current_view()
+        if member.is_teacher:
+            member.wanted = view
+            _publish(member)
+        elif member.following:
+            _detach_if_moved(member, view)
+    _class_section(places)
+
+
+def _publish(member: Membership) -> None:
+    """Publish the teacher's view when it differs from the last one the store took (a store
+    that was down gets it on a later poll)."""
+    view = member.wanted
+    if view is None or view == member.published:
+        return
+    try:
+        with _guarded(member):
+            class_store().publish(member.code, member.teacher_key, view_state(view))
+            member.published = view
+    except _Handled:
+        pass
+
+
+def _detach_if_moved(member: Membership, view: View | None) -> None:
+    if member.just_opened or member.opened is None:
+        member.opened, member.just_opened = view, False
+        return
+    if view != member.opened:
+        _set_following(member, False)
+
+
+def _set_following(member: Membership, following: bool) -> None:
+    member.following = following
+    st.session_state[FOLLOW_KEY] = following
+    if following:
+        member.applied, member.opened = -1, None  # open the teacher's current view
+    try:
+        with _guarded(member):
+            class_store().set_following(member.code, member.seat, following)
+    except _Handled:
+        pass
+
+
+# --- Callbacks (they run before the next run's script) ----------------------------------------
+
+
+def _on_start() -> None:
+    try:
+        code, key = class_store().create_class()
+    except (StoreUnavailable, ValueError):
+        st.session_state[_NOTICE] = _(
+            "The class store cannot be reached, so no class was started: try again in a moment."
+        )
+        return
+    st.session_state[_MEMBER] = Membership(code, teacher_key=key, joined=True)
+
+
+def _on_join_code() -> None:
+    text = (st.session_state.get(CODE_KEY) or "").strip()
+    if not text:
+        return
+    try:
+        code = parse_code(text)
+    except ValueError:
+        st.session_state[_NOTICE] = _(
+            "A class code is {n} letters and digits (no 0, O, 1, I or L): check it and try "
+            "again."
+        ).format(n=CODE_LENGTH)
+        return
+    member = _member()
+    if member is not None and member.code == code:
+        return
+    st.session_state[CODE_KEY] = ""
+    st.query_params[CLASS_PARAM] = code
+    if SEAT_PARAM in st.query_params:
+        del st.query_params[SEAT_PARAM]
+    st.session_state.pop(_MEMBER, None)
+
+
+def _on_follow() -> None:
+    member = _member()
+    if member is not None:
+        _set_following(member, bool(st.session_state.get(FOLLOW_KEY)))
+
+
+def _on_rejoin() -> None:
+    member = _member()
+    if member is not None:
+        _set_following(member, True)
+
+
+def _on_leave() -> None:
+    _leave()
+
+
+def _on_end() -> None:
+    member = _member()
+    if member is None or not member.is_teacher:
+        return
+    try:
+        class_store().end_class(member.code, member.teacher_key)
+    except (ClassNotFound, PermissionError):
+        pass
+    except (StoreUnavailable, ValueError):
+        st.session_state[_NOTICE] = _("The class store cannot be reached: the class was not "
+                                      "ended. Try again in a moment.")  # fmt: skip
+        return
+    _leave()
+
+
+# --- The sidebar section -----------------------------------------------------------------------
+
+
+def _class_section(places: ClassPlaces) -> None:
+    member = _member()
+    if places.banner is not None and member is not None and not member.is_teacher:
+        with places.banner:
+            _student_banner(member)
+    with places.sidebar:
+        st.subheader(_("Class"), anchor=False)
+        notice = st.session_state.pop(_NOTICE, None)
+        if notice:
+            st.warning(notice, icon=":material/group_off:")
+        if member is None:
+            _outside()
+        elif member.is_teacher:
+            _teacher_box(member)
+        else:
+            _student_box(member)
+        if member is not None:
+            hidden = tab_hidden(VISIBILITY_KEY)
+            _poll(run_every=None if hidden else _poll_interval(member))
+
+
+def _poll_interval(member: Membership) -> float | None:
+    """Seconds between polls: the teacher's counts, a following student's version; a student
+    exploring alone polls only to retry a store that was down."""
+    if member.is_teacher:
+        return TEACHER_POLL_S
+    if member.following or member.lost or not member.joined:
+        return STUDENT_POLL_S
+    return None
+
+
+def _outside() -> None:
+    st.caption(_("Start a class to have students follow your view live, or join one with "
+                 "the code your teacher shows."))  # fmt: skip
+    st.button(_("Start a class"), key=START_KEY, on_click=_on_start,
+              icon=":material/co_present:")  # fmt: skip
+    st.text_input(_("Class code"), key=CODE_KEY, max_chars=CODE_LENGTH, on_change=_on_join_code,
+                  placeholder="HJK234", autocomplete="off")  # fmt: skip
+    st.button(_("Join the class"), key=JOIN_KEY, on_click=_on_join_code,
+              icon=":material/login:")  # fmt: skip
+
+
+def _app_root() -> str:
+    """The app's address (``http://host:port/``) from this session's page URL."""
+    url = st.context.url or ""
+    parts = urlsplit(url)
+    if not parts.scheme:
+        return "/"
+    path = parts.path.rstrip("/")
+    slug = st.session_state.get(_SLUG, "")
+    if slug and path.endswith("/" + slug):
+        path = path[: -len(slug) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}/"
+
+
+def join_link(root: str, code: str) -> str:
+    """The students' link to class ``code``: ``root?class=CODE``."""
+    return f"{root}?{CLASS_PARAM}={code}"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def join_qr_svg(link: str) -> str:
+    """The QR code of ``link`` as SVG text (black on white, a 4-module quiet zone)."""
+    qr = segno.make(link, error="m")
+    return qr.svg_inline(scale=8, border=4, dark="#000", light="#fff")
+
+
+def _teacher_box(member: Membership) -> None:
+    root = _app_root()
+    link = join_link(root, member.code)
+    with st.container(key=JOIN_BOX_KEY):
+        _join_box(member.code, link, width=QR_WIDTH_PX)
+    if st.button(_("Show the join box large"), key=PROJECT_KEY, icon=":material/fit_screen:"):
+        _project(member.code, link)
+    with st.expander(_("Teacher link (keep it private)"), icon=":material/key:"):
+        st.code(f"{root}?{CLASS_PARAM}={member.code}&{TEACHER_PARAM}={member.teacher_key}",
+                language=None, wrap_lines=True)  # fmt: skip
+        st.caption(_("Opens this class as its teacher on another device or after a reconnect. "
+                     "Do not project it: whoever has it can lead the class."))  # fmt: skip
+    st.button(_("End the class"), key=END_KEY, on_click=_on_end, icon=":material/stop_circle:")
+
+
+def _join_box(code: str, link: str, width: int) -> None:
+    """The code in large letters, the QR code of the link, and both in a copyable box."""
+    st.caption(_("Join with this code, the link or the QR code:"))
+    st.header(code, anchor=False)
+    st.image(join_qr_svg(link), width=width,
+             alt=_("QR code of the class link {link}").format(link=link))  # fmt: skip
+    st.code(f"{code}\n{link}", language=None, wrap_lines=True)
+
+
+def _project(code: str, link: str) -> None:
+    """The join box as large as the screen allows, for the back of the room."""
+
+    @st.dialog(_("Join class {code}").format(code=code), width="large")
+    def large() -> None:
+        _join_box(code, link, width=QR_LARGE_PX)
+
+    large()
+
+
+def _student_box(member: Membership) -> None:
+    st.markdown(_("You are in class **{code}**.").format(code=member.code))
+    st.session_state.setdefault(FOLLOW_KEY, member.following)
+    if st.session_state[FOLLOW_KEY] != member.following:
+        st.session_state[FOLLOW_KEY] = member.following
+    st.toggle(_("Follow the teacher"), key=FOLLOW_KEY, on_change=_on_follow)
+    st.button(_("Leave the class"), key=LEAVE_KEY, on_click=_on_leave,
+              icon=":material/logout:")  # fmt: skip
+
+
+def _student_banner(member: Membership) -> None:
+    """Above the page: whether this student follows, and the way back when exploring."""
+    if not member.joined:
+        return
+    if member.following:
+        st.caption(_("Class {code}: following the teacher.").format(code=member.code))
+        return
+    text, button = st.columns([4, 1], vertical_alignment="center")
+    text.info(_("You are exploring on your own."), icon=":material/explore:")
+    button.button(_("Rejoin the teacher"), key=REJOIN_KEY, on_click=_on_rejoin,
+                  icon=":material/group:", width="stretch")  # fmt: skip
+
+
+def _counts_line(counts: tuple[int, int, int]) -> str:
+    joined, following, detached = counts
+    return " · ".join([
+        ngettext("{n} student joined", "{n} students joined", joined).format(n=joined),
+        _("{n} following").format(n=following),
+        _("{n} exploring").format(n=detached),
+    ])  # fmt: skip
+
+
+def _poll(run_every: float | None) -> None:
+    """The section's live part: one cheap store read per tick (the version, or the teacher's
+    counts); a following student whose class moved reruns the app, which opens the view."""
+
+    @st.fragment(run_every=run_every)
+    def live() -> None:
+        member = _member()
+        if member is None:
+            return
+        if member.is_teacher:
+            _teacher_tick(member)
+        else:
+            _student_tick(member)
+        if member.lost:
+            st.warning(_("The class connection is lost: retrying. The lesson keeps working."),
+                       icon=":material/cloud_off:")  # fmt: skip
+
+    live()
+
+
+def _teacher_tick(member: Membership) -> None:
+    try:
+        with _guarded(member):
+            view = class_store().read(member.code)
+            member.counts = (view.joined, view.following, view.detached)
+    except _Handled:
+        if _member() is None:
+            st.rerun()  # the class ended or expired: the section says so
+        return
+    _publish(member)  # a change made while the store was down
+    if member.counts is not None:
+        st.caption(_counts_line(member.counts))
+
+
+def _student_tick(member: Membership) -> None:
+    was_lost = member.lost
+    if not member.joined:
+        _join(member)
+        if member.joined:
+            st.rerun()
+        return
+    if not member.following:
+        return
+    try:
+        with _guarded(member):
+            version = class_store().version(member.code)
+    except _Handled:
+        if _member() is None:
+            st.rerun()  # the class ended: the section says so
+        return
+    if version != member.applied or was_lost:
+        st.rerun()
+    st.caption(_("Following the teacher: this page moves with theirs."))
+
+
+def membership_summary() -> dict[str, Any] | None:
+    """This session's class for tests and the page: role, code and following, or ``None``."""
+    member = _member()
+    if member is None:
+        return None
+    role = "teacher" if member.is_teacher else "student"
+    return {"role": role, "code": member.code, "following": member.following,
+            "lost": member.lost}  # fmt: skip
