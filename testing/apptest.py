@@ -27,3 +27,14 @@ def switch_to(at: AppTest, slug: str) -> AppTest:
     at.switch_page(page_path(slug))
     at._page_hash = calc_hash(slug)
     return at
+
+
+def stay_on_shown_page(at: AppTest) -> AppTest:
+    """Make ``at``'s later runs ask for the page its last run showed, as a browser does.
+
+    After :func:`switch_to`, AppTest asks for that page on every run; when the app itself moved
+    the session to another page (``st.switch_page``, a class following its teacher), a browser
+    would ask for the page it now shows.
+    """
+    at._page_hash = ""
+    return at

@@ -58,6 +58,7 @@ from core.class_view import (
     view_of,
     view_state,
 )
+from ui.caching import bounded_cache
 from ui.i18n import LANG_KEY, _, current_language, label_translations, ngettext
 from ui.visibility import tab_hidden
 
@@ -70,6 +71,8 @@ TEACHER_POLL_S = 2.0
 #: large join box a teacher projects for the back of a room.
 QR_WIDTH_PX = 240
 QR_LARGE_PX = 480
+#: Addresses only this computer can open: a join link with one reaches no student.
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 START_KEY = "class.start"
 CODE_KEY = "class.code"
@@ -84,6 +87,7 @@ VISIBILITY_KEY = "class.tab_visibility"
 
 _MEMBER = "_class.member"  # this session's Membership (session state)
 _NOTICE = "_class.notice"  # a message for the next run (set in callbacks)
+_JUST_STARTED = "_class.just_started"  # open the large join box once
 _SLUG = "_class.slug"  # the page this run shows
 _OWN = (LANG_KEY,)  # parameters each visitor keeps for themselves
 
@@ -116,7 +120,9 @@ class Membership:
 # --- The store ---------------------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+# A live store (its connections) is shared, never copied: no byte bound. Re-made hourly, which
+# costs one connection.
+@bounded_cache(max_entries=4, ttl="1h", max_bytes=None, kind="resource")
 def _store_for(spec: str, data_dir: str) -> ClassStore:
     """One store per process and configuration (``data_dir`` only keys the cache)."""
     return open_store(spec)
@@ -406,6 +412,7 @@ def _on_start() -> None:
         )
         return
     st.session_state[_MEMBER] = Membership(code, teacher_key=key, joined=True)
+    st.session_state[_JUST_STARTED] = True
 
 
 def _on_join_code() -> None:
@@ -524,11 +531,15 @@ def join_link(root: str, code: str) -> str:
     return f"{root}?{CLASS_PARAM}={code}"
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+def join_qr(link: str) -> segno.QRCode:
+    """The QR code of ``link`` (error correction M: a smudged projector still reads)."""
+    return segno.make(link, error="m")
+
+
+@bounded_cache(max_entries=64, ttl="12h")
 def join_qr_svg(link: str) -> str:
     """The QR code of ``link`` as SVG text (black on white, a 4-module quiet zone)."""
-    qr = segno.make(link, error="m")
-    return qr.svg_inline(scale=8, border=4, dark="#000", light="#fff")
+    return join_qr(link).svg_inline(scale=8, border=4, dark="#000", light="#fff")
 
 
 def _teacher_box(member: Membership) -> None:
@@ -536,8 +547,9 @@ def _teacher_box(member: Membership) -> None:
     link = join_link(root, member.code)
     with st.container(key=JOIN_BOX_KEY):
         _join_box(member.code, link, width=QR_WIDTH_PX)
-    if st.button(_("Show the join box large"), key=PROJECT_KEY, icon=":material/fit_screen:"):
-        _project(member.code, link)
+    opened = st.button(_("Show the join box large"), key=PROJECT_KEY, icon=":material/fit_screen:")
+    if opened or st.session_state.pop(_JUST_STARTED, False):
+        _project(member.code, link)  # for the projector; it opens by itself once, at the start
     with st.expander(_("Teacher link (keep it private)"), icon=":material/key:"):
         st.code(f"{root}?{CLASS_PARAM}={member.code}&{TEACHER_PARAM}={member.teacher_key}",
                 language=None, wrap_lines=True)  # fmt: skip
@@ -549,10 +561,14 @@ def _teacher_box(member: Membership) -> None:
 def _join_box(code: str, link: str, width: int) -> None:
     """The code in large letters, the QR code of the link, and both in a copyable box."""
     st.caption(_("Join with this code, the link or the QR code:"))
-    st.header(code, anchor=False)
+    st.title(code, anchor=False)
     st.image(join_qr_svg(link), width=width,
              alt=_("QR code of the class link {link}").format(link=link))  # fmt: skip
-    st.code(f"{code}\n{link}", language=None, wrap_lines=True)
+    st.code(f"{code}\n{link}", language=None)
+    if urlsplit(link).hostname in LOOPBACK_HOSTS:
+        st.warning(_("Students cannot open {host}: open the app at this computer's network "
+                     "address (as students would type it) and start the class there.").format(
+                         host=urlsplit(link).hostname), icon=":material/wifi_off:")  # fmt: skip
 
 
 def _project(code: str, link: str) -> None:
