@@ -97,9 +97,10 @@ def start_server(name: str, env: dict[str, str] | None = None) -> StreamlitServe
     return server
 
 
-def start_replica(name: str) -> StreamlitServer:
-    """A server that can stand behind a load balancer with the others (``COOKIE_SECRET``)."""
-    return start_server(name, env={"STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET})
+def start_replica(name: str, env: dict[str, str] | None = None) -> StreamlitServer:
+    """A server that can stand behind a load balancer with the others (``COOKIE_SECRET``);
+    ``env`` adds variables as in :func:`start_server` (e.g. the class store they share)."""
+    return start_server(name, env={**(env or {}), "STREAMLIT_SERVER_COOKIE_SECRET": COOKIE_SECRET})
 
 
 def stop_process(process: subprocess.Popen) -> None:
