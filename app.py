@@ -17,7 +17,7 @@ from ui.classroom import finish_class_run, start_class_run
 from ui.gc_freeze import after_script_run
 from ui.i18n import start_language
 from ui.links import link_snapshot, report_link, translate_link_labels
-from ui.navigation import navigation_pages, page_hash_of
+from ui.navigation import navigation_pages
 from ui.settings import render_sidebar
 from ui.turns import turn_released
 
@@ -31,7 +31,7 @@ navigation = st.navigation(navigation_pages(language))
 st.set_page_config(page_title=f"{navigation.title} · Torch Playground")
 link = link_snapshot(lang_rejected)  # the URL as given, before controls correct it (ui/links.py)
 # A class first: a following student may be sent to the teacher's view (ui/classroom.py).
-class_places = start_class_run(navigation.url_path or "home", page_hash_of)
+class_places = start_class_run(navigation.url_path or "home")
 render_sidebar()
 # The page takes a turn after drawing its title (ui/turns.py); give it back however it ends.
 with turn_released():

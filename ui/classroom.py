@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +60,7 @@ from core.class_view import (
 )
 from ui.caching import bounded_cache
 from ui.i18n import LANG_KEY, _, current_language, label_translations, ngettext
+from ui.navigation import page_hash_of
 from ui.visibility import tab_hidden
 
 #: How often a following student's tab asks for the class's version (seconds): a teacher's
@@ -179,21 +180,20 @@ class ClassPlaces:
     banner: Any | None
 
 
-def start_class_run(slug: str, page_hash_of: Callable[[str], str | None]) -> ClassPlaces:
+def start_class_run(slug: str) -> ClassPlaces:
     """Settle this session's class before the page ``slug`` runs; open the teacher's view when
-    a following student is behind. ``page_hash_of(slug)`` is a page's script hash (``None`` for
-    a slug that is no page of this app). Returns where :func:`finish_class_run` draws."""
+    a following student is behind. Returns where :func:`finish_class_run` draws."""
     st.session_state[_SLUG] = slug
     _read_class_link()
     member = _member()
     if member is not None:
-        _keep_up(member, page_hash_of)
+        _keep_up(member)
     member = _member()
     banner = st.container() if member is not None and not member.is_teacher else None
     return ClassPlaces(st.sidebar.container(), banner)
 
 
-def _keep_up(member: Membership, page_hash_of: Callable[[str], str | None]) -> None:
+def _keep_up(member: Membership) -> None:
     """A student's seat in the URL and the store; a following student at the teacher's view."""
     if member.seat is not None:  # a page switch clears the query string: keep the seat in it
         st.query_params[CLASS_PARAM] = member.code
@@ -201,7 +201,7 @@ def _keep_up(member: Membership, page_hash_of: Callable[[str], str | None]) -> N
         if not member.joined:
             _join(member)
     if member.seat is not None and member.joined and member.following:
-        _follow(member, page_hash_of)
+        _follow(member)
 
 
 def _read_class_link() -> None:
@@ -278,7 +278,7 @@ def _join(member: Membership) -> None:
         pass
 
 
-def _follow(member: Membership, page_hash_of: Callable[[str], str | None]) -> None:
+def _follow(member: Membership) -> None:
     """Open the teacher's view when the class moved past the one this student last opened."""
     try:
         with _guarded(member):
@@ -297,9 +297,11 @@ def _follow(member: Membership, page_hash_of: Callable[[str], str | None]) -> No
     if view is None or page_hash_of(view.slug) is None:
         return
     view = translated(view, label_translations(current_language()))
-    member.just_opened = True
-    if view != _current_view():
-        _open_view(view, member, page_hash_of(view.slug))
+    if view == _current_view():
+        member.opened, member.just_opened = view, False  # already there
+        return
+    member.just_opened = True  # the next run to end shows it: that is the view followed
+    _open_view(view, member, page_hash_of(view.slug))
 
 
 def _current_view() -> View | None:
@@ -386,6 +388,11 @@ def _detach_if_moved(member: Membership, view: View | None) -> None:
         return
     if view != member.opened:
         _set_following(member, False)
+        # Said where it is seen: the student is at the control they moved, maybe far below the
+        # line above the page, and on a phone the sidebar is folded away.
+        st.toast(_("You are exploring on your own: the teacher's changes no longer move your "
+                   "page. Rejoin the teacher at the top of the page."),
+                 icon=":material/explore:")  # fmt: skip
 
 
 def _set_following(member: Membership, following: bool) -> None:
@@ -564,7 +571,8 @@ def _join_box(code: str, link: str, width: int) -> None:
     st.title(code, anchor=False)
     st.image(join_qr_svg(link), width=width,
              alt=_("QR code of the class link {link}").format(link=link))  # fmt: skip
-    st.code(f"{code}\n{link}", language=None)
+    # Wrapped: a box that scrolls sideways cannot be reached from the keyboard (axe-core).
+    st.code(f"{code}\n{link}", language=None, wrap_lines=True)
     if urlsplit(link).hostname in LOOPBACK_HOSTS:
         st.warning(_("Students cannot open {host}: open the app at this computer's network "
                      "address (as students would type it) and start the class there.").format(
@@ -656,15 +664,9 @@ def _student_tick(member: Membership) -> None:
         return
     if not member.following:
         return
-    try:
-        with _guarded(member):
-            version = class_store().version(member.code)
-    except _Handled:
-        if _member() is None:
-            st.rerun()  # the class ended: the section says so
-        return
-    if version != member.applied or was_lost:
-        st.rerun()
+    _follow(member)  # opens the teacher's view at once when the class moved
+    if _member() is None or member.lost != was_lost:
+        st.rerun()  # the class ended, or its connection came or went: the section says so
     st.caption(_("Following the teacher: this page moves with theirs."))
 
 
