@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.class_store import MAX_SEATS, SQLITE_FILE, ClassNotFound, new_seat, open_store
+from lessons.memory.scenarios import SCENARIOS
 from testing.apptest import stay_on_shown_page, switch_to
 from testing.redis_server import start_redis, stop_redis
 from tests.app.conftest import APP, FIRST_RUN_TIMEOUT, RUN_TIMEOUT
@@ -220,6 +221,21 @@ def test_following_can_be_switched_off_and_on(sqlite_class):
     rerun(student.toggle(key=classroom.FOLLOW_KEY).set_value(True))
     rerun(student)
     assert title(student) == title(teacher)
+
+
+def test_a_chinese_student_follows_an_english_teachers_menu_choice(sqlite_class):
+    # A menu's value in the URL is the label the page shows, in the teacher's language; the
+    # student's page reads it in the student's.
+    teacher = session()
+    code = start_class(teacher)
+    teacher_opens(teacher, "memory", {"memory.scenario": SCENARIOS["fragmentation"].name})
+    assert teacher.session_state["memory.scenario"] == "fragmentation"
+    student = session(params={"class": code, "lang": "zh"})
+    rerun(student)
+    assert student.session_state["memory.scenario"] == "fragmentation"
+    assert student.query_params["lang"] == "zh"  # the student keeps their own language
+    assert "跟随" in student.toggle(key=classroom.FOLLOW_KEY).label  # the Class section too
+    assert student.session_state[MEMBER].following is True
 
 
 # --- Security ----------------------------------------------------------------------------------

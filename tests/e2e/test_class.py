@@ -25,6 +25,7 @@ from testing.servers import StreamlitServer, address, start_replica, start_serve
 from tests.e2e.conftest import SCREENSHOTS, installed
 from tests.e2e.layout_checks import serious_violations
 from tests.e2e.test_accessibility import KNOWN_STREAMLIT
+from tests.e2e.test_browser import set_tab_hidden
 from tests.e2e.test_layout import wait_for_script
 
 pytestmark = pytest.mark.e2e
@@ -216,6 +217,29 @@ def test_a_teacher_and_six_students_start_join_follow_detach_and_rejoin(browser,
         for person in (teacher, students[0]):
             found = serious_violations(person.page, known=KNOWN_STREAMLIT)
             assert not found, f"{person.name}: axe-core violations: {found}"
+    finally:
+        for person in people:
+            person.close()
+
+
+def test_a_hidden_students_tab_stops_polling_and_catches_up_when_shown(browser, class_server):
+    base = class_server.url
+    people: list[Browser] = []
+    try:
+        teacher = open_browser(browser, base + "/", "teacher", PROJECTOR)
+        people.append(teacher)
+        code = start_class(teacher)
+        student = open_browser(browser, f"{base}/?class={code}", "student", PHONE)
+        people.append(student)
+        wait_following(student)
+        set_tab_hidden(student.page, True)
+        student.page.wait_for_timeout(2_000)  # the rerun that drops the timer, one in flight
+        nav_to(teacher, "saliency")
+        wait_for_script(teacher.page)
+        student.page.wait_for_timeout(4_000)  # four poll intervals: none is asked for
+        assert not student.page.evaluate("location.pathname.endsWith('/saliency')")
+        set_tab_hidden(student.page, False)
+        timed_follow([student], "location.pathname.endsWith('/saliency')", "shown again")
     finally:
         for person in people:
             person.close()

@@ -144,6 +144,28 @@ class TestContract:
         else:
             assert footprint(store) == 0
 
+    def test_a_soak_of_classes_that_come_and_go_leaves_a_bounded_store(
+        self, make_store: StoreFactory
+    ):
+        # Eight "lessons" one after another, each 6 classes of 25 students publishing 10 views;
+        # each lesson starts after the previous one's classes expired. What the store holds
+        # must not grow with the number of lessons: expired classes and seats are gone.
+        store = make_store(ttl_s=0.3)
+        per_lesson = 6 * (1 + 25)  # rows (SQLite) or at most keys (Redis) of one lesson
+        seen = []
+        for _ in range(8):
+            for _ in range(6):
+                code, key = store.create_class()
+                for _ in range(25):
+                    store.join(code, new_seat())
+                for angle in range(10):
+                    store.publish(code, key, {"page": "warp", "query": f"warp.angle={angle}"})
+            seen.append(footprint(store))
+            time.sleep(0.45)
+        assert max(seen) <= per_lesson + 1, seen
+        store.create_class()  # SQLite sweeps on create; Redis expired them by itself
+        assert footprint(store) <= 2, footprint(store)
+
     def test_a_class_holds_at_most_max_seats(self, store: ClassStore):
         code, _ = store.create_class()
         seats = [new_seat() for _ in range(MAX_SEATS)]
