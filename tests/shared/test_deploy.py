@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from deploy import nginx_conf
 from deploy.nginx_conf import (
@@ -203,6 +204,20 @@ def test_compose_runs_the_rendered_upstreams_with_one_cookie_secret():
             assert "<<: *replica\n" in block and f'STREAMLIT_SERVER_PORT: "{port}"' in block
     assert "STREAMLIT_SERVER_COOKIE_SECRET: ${STREAMLIT_SERVER_COOKIE_SECRET:?" in compose
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in compose
+
+
+def test_every_replica_shares_one_redis_class_store_that_survives_a_restart():
+    compose = yaml.safe_load((ROOT / "deploy" / "docker-compose.yml").read_text())
+    services = compose["services"]
+    replicas = [upstream.split(":")[0] for upstream in COMPOSE_UPSTREAMS]
+    for name in replicas:
+        assert services[name]["environment"]["TP_CLASS_STORE"] == "redis://redis:6379/0", name
+        assert services[name]["depends_on"]["redis"] == {"condition": "service_healthy"}, name
+    redis_service = services["redis"]
+    assert "ports" not in redis_service  # only the replicas reach it
+    command = redis_service["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert any(volume.endswith(":/data") for volume in redis_service["volumes"])
 
 
 def test_disconnected_sessions_expire_sooner_than_streamlits_default():
