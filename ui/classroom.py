@@ -43,6 +43,7 @@ from core.class_store import (
     ClassStore,
     SeatNotFound,
     StoreUnavailable,
+    encode_state,
     new_seat,
     open_store,
     parse_code,
@@ -145,7 +146,7 @@ def _guarded(member: Membership) -> Iterator[None]:
         member.lost = True
         raise _Handled from None
     except (ClassNotFound, SeatNotFound, PermissionError):
-        _leave(_("This class has ended or expired: the page works on its own again."))
+        _leave(_("This class has ended or expired: the page works without a class."))
         raise _Handled from None
     member.lost = False
 
@@ -246,8 +247,8 @@ def _reopen_as_teacher(code: str, key: str) -> None:
                  "class.").format(code=code))  # fmt: skip
         return
     except ClassNotFound:
-        _leave(_("No class has the code {code} (it ended or expired): the page works without "
-                 "a class.").format(code=code))  # fmt: skip
+        _leave(_("No class has the code {code} (it may have ended or expired): the page works "
+                 "without a class.").format(code=code))  # fmt: skip
         return
     except (StoreUnavailable, ValueError):
         _leave(_("The class store cannot be reached: try the teacher link again in a moment."))
@@ -375,6 +376,13 @@ def _publish(member: Membership) -> None:
     if view is None or view == member.published:
         return
     try:
+        encode_state(view_state(view))
+    except ValueError:  # a view whose text controls hold more than a class may share
+        member.published = view
+        st.toast(_("This view holds too much text to share with the class: students keep "
+                   "the previous one."), icon=":material/link_off:")  # fmt: skip
+        return
+    try:
         with _guarded(member):
             class_store().publish(member.code, member.teacher_key, view_state(view))
             member.published = view
@@ -391,7 +399,7 @@ def _detach_if_moved(member: Membership, view: View | None) -> None:
         # Said where it is seen: the student is at the control they moved, maybe far below the
         # line above the page, and on a phone the sidebar is folded away.
         st.toast(_("You are exploring on your own: the teacher's changes no longer move your "
-                   "page. Rejoin the teacher at the top of the page."),
+                   "page. Use **Rejoin the teacher** at the top of the page."),
                  icon=":material/explore:")  # fmt: skip
 
 
@@ -554,7 +562,7 @@ def _teacher_box(member: Membership) -> None:
     link = join_link(root, member.code)
     with st.container(key=JOIN_BOX_KEY):
         _join_box(member.code, link, width=QR_WIDTH_PX)
-    opened = st.button(_("Show the join box large"), key=PROJECT_KEY, icon=":material/fit_screen:")
+    opened = st.button(_("Enlarge the join box"), key=PROJECT_KEY, icon=":material/fit_screen:")
     if opened or st.session_state.pop(_JUST_STARTED, False):
         _project(member.code, link)  # for the projector; it opens by itself once, at the start
     with st.expander(_("Teacher link (keep it private)"), icon=":material/key:"):
@@ -667,7 +675,7 @@ def _student_tick(member: Membership) -> None:
     _follow(member)  # opens the teacher's view at once when the class moved
     if _member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so
-    st.caption(_("Following the teacher: this page moves with theirs."))
+    st.caption(_("Following the teacher: your page moves with the teacher's."))
 
 
 def membership_summary() -> dict[str, Any] | None:

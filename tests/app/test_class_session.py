@@ -198,13 +198,14 @@ def test_a_student_who_changes_a_control_detaches_and_rejoins_the_teachers_view(
     rerun(teacher)
     assert "1 student joined · 0 following · 1 exploring" in sidebar_text(teacher)
 
-    teacher_opens(teacher, "warp", {"warp.angle": "10.0"})  # the student stays where they are
+    teacher_opens(teacher, "batchnorm", {"batchnorm.momentum": "0.5"})  # the student stays
     rerun(student)
     assert student.slider(key="warp.angle").value == 90.0
 
     rerun(student.button(key=classroom.REJOIN_KEY).click())
     rerun(student)
-    assert student.slider(key="warp.angle").value == 10.0
+    assert title(student) == title(teacher)
+    assert student.session_state["batchnorm.momentum"] == 0.5
     assert student.session_state[MEMBER].following is True
     rerun(teacher)
     assert "1 following · 0 exploring" in sidebar_text(teacher)
@@ -236,6 +237,21 @@ def test_a_chinese_student_follows_an_english_teachers_menu_choice(sqlite_class)
     assert student.query_params["lang"] == "zh"  # the student keeps their own language
     assert "跟随" in student.toggle(key=classroom.FOLLOW_KEY).label  # the Class section too
     assert student.session_state[MEMBER].following is True
+
+
+def test_a_view_too_large_to_share_is_said_and_students_keep_the_last_one(sqlite_class,
+                                                                          monkeypatch):
+    import core.class_store
+
+    teacher = session()
+    code = start_class(teacher)
+    teacher_opens(teacher, "indexing", {})
+    version = open_store().version(code)
+    monkeypatch.setattr(core.class_store, "MAX_STATE_BYTES", 40)  # {"page":"indexing",...}: 32
+    teacher_opens(teacher, "warp", {"warp.angle": "45.0", "warp.scale": "2.0"})
+    assert "too much text to share" in all_text(teacher)
+    assert "connection is lost" not in all_text(teacher)
+    assert open_store().version(code) == version
 
 
 # --- Security ----------------------------------------------------------------------------------
