@@ -557,6 +557,17 @@ def join_qr_svg(link: str) -> str:
     return join_qr(link).svg_inline(scale=8, border=4, dark="#000", light="#fff")
 
 
+def join_code_svg(code: str) -> str:
+    """Class ``code`` as SVG text in letters a whole room can read (a heading is too small on a
+    projector). ``code`` is checked with ``parse_code`` first: only its alphabet is drawn."""
+    code = parse_code(code)
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 420 110">'
+        '<text x="210" y="86" text-anchor="middle" font-family="DejaVu Sans Mono, monospace" '
+        f'font-size="92" font-weight="700" letter-spacing="4">{code}</text></svg>'
+    )
+
+
 def _teacher_box(member: Membership) -> None:
     root = _app_root()
     link = join_link(root, member.code)
@@ -592,7 +603,14 @@ def _project(code: str, link: str) -> None:
 
     @st.dialog(_("Join class {code}").format(code=code), width="large")
     def large() -> None:
-        _join_box(code, link, width=QR_LARGE_PX)
+        words, picture = st.columns(2, vertical_alignment="center")
+        with words:
+            st.caption(_("Join with this code, the link or the QR code:"))
+            st.image(join_code_svg(code), width="stretch",
+                     alt=_("Class code {code}").format(code=code))  # fmt: skip
+            st.code(link, language=None, wrap_lines=True)
+        picture.image(join_qr_svg(link), width=QR_LARGE_PX,
+                      alt=_("QR code of the class link {link}").format(link=link))  # fmt: skip
 
     large()
 

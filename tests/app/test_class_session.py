@@ -112,6 +112,14 @@ def test_the_join_qr_code_reads_back_as_the_join_link():
     assert decoded == link
 
 
+def test_the_projected_code_draws_only_a_real_code():
+    svg = classroom.join_code_svg("hjk234")
+    assert svg.startswith("<svg") and ">HJK234</text>" in svg
+    for hostile in ("<b>x</b>", "HJK23</text><script>", "A" * 5000, "0OIL1X"):
+        with pytest.raises(ValueError):
+            classroom.join_code_svg(hostile)
+
+
 def test_a_student_joins_by_link_gets_a_seat_and_follows_page_and_controls(sqlite_class):
     teacher = session()
     code = start_class(teacher)
