@@ -494,8 +494,8 @@ def _class_section(places: ClassPlaces) -> None:
     with places.sidebar:
         st.subheader(_("Class"), anchor=False)
         notice = st.session_state.pop(_NOTICE, None)
-        if notice:
-            st.warning(notice, icon=":material/group_off:")
+        if notice:  # a toast, like a link's notice: seen on a phone too, sidebar folded or not
+            st.toast(notice, icon=":material/group_off:", duration="long")
         if member is None:
             _outside()
         elif member.is_teacher:
