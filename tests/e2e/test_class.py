@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -64,6 +64,22 @@ def open_browser(browser, url: str, name: str, viewport: dict, route: str | None
     page.goto(url)
     wait_for_script(page)
     return Browser(context, page, name)
+
+
+@pytest.fixture
+def room(browser) -> Iterator[Callable[..., Browser]]:
+    """Opens a person's browser (``room(url, name, viewport, route=None, proxy_url=None)``);
+    every one opened is closed after the test."""
+    people: list[Browser] = []
+
+    def enter(*args, **kwargs) -> Browser:
+        person = open_browser(browser, *args, **kwargs)
+        people.append(person)
+        return person
+
+    yield enter
+    for person in people:
+        person.close()
 
 
 def start_class(teacher: Browser) -> str:
@@ -147,102 +163,88 @@ def class_server() -> Iterator[StreamlitServer]:
         stop_server(running)
 
 
-def test_a_teacher_and_six_students_start_join_follow_detach_and_rejoin(browser, class_server):
+def test_a_teacher_and_six_students_start_join_follow_detach_and_rejoin(room, class_server):
     base = class_server.url
-    people: list[Browser] = []
-    try:
-        teacher = open_browser(browser, base + "/", "teacher", PROJECTOR)
-        people.append(teacher)
-        code = start_class(teacher)
-        SCREENSHOTS.mkdir(exist_ok=True)
-        teacher.page.screenshot(path=str(SCREENSHOTS / "class-teacher-projector.png"))
-        join_box = teacher.page.locator(key_selector("class-join"))
-        assert f"/?class={code}" in join_box.inner_text()
-        teacher_key = _teacher_key(teacher)
-        assert teacher_key not in join_box.inner_text()
-        qr = join_box.locator("img")
-        assert qr.bounding_box()["width"] >= 240, qr.bounding_box()
+    teacher = room(base + "/", "teacher", PROJECTOR)
+    code = start_class(teacher)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    teacher.page.screenshot(path=str(SCREENSHOTS / "class-teacher-projector.png"))
+    join_box = teacher.page.locator(key_selector("class-join"))
+    assert f"/?class={code}" in join_box.inner_text()
+    teacher_key = _teacher_key(teacher)
+    assert teacher_key not in join_box.inner_text()
+    qr = join_box.locator("img")
+    assert qr.bounding_box()["width"] >= 240, qr.bounding_box()
 
-        plan = [("link", LAPTOP), ("link", PHONE), ("link", LAPTOP),
-                ("code", LAPTOP), ("code", PHONE), ("code", LAPTOP)]  # fmt: skip
-        students = []
-        for index, (how, viewport) in enumerate(plan):
-            url = f"{base}/?class={code}" if how == "link" else base + "/flow"
-            student = open_browser(browser, url, f"student-{index}-{how}", viewport)
-            people.append(student)
-            if how == "code":
-                join_by_typing(student, code)
-            students.append(student)
-        for student in students:
-            wait_following(student)
-            assert "seat=" in student.page.url and f"class={code}" in student.page.url
-            assert teacher_key not in student.page.content()
-        wait_counts(teacher, (6, 6, 0))
-
-        nav_to(teacher, "warp")
-        timed_follow(students, "location.pathname.endsWith('/warp')", "page switch")
-        wait_for_script(teacher.page)
-        teacher.page.locator(key_selector("warp.align_corners") + " label").click()
-        timed_follow(students, "location.search.includes('warp.align_corners=true')",
-                     "control change")  # fmt: skip
-        for student in students:
-            wait_for_script(student.page)
-            assert switch_checked(student.page, "warp.align_corners"), student.name
-
-        explorer = students[1]  # on a phone
-        explorer.page.locator(key_selector("warp.notes") + " label").click()
-        rejoin = explorer.page.locator(key_selector("class.rejoin") + " button")
-        rejoin.wait_for(timeout=FOLLOW_TIMEOUT_MS)
-        assert explorer.page.get_by_text("You are exploring on your own").is_visible()
-        explorer.page.screenshot(path=str(SCREENSHOTS / "class-student-phone-exploring.png"))
-        wait_counts(teacher, (6, 5, 1))
-
-        teacher.page.locator(key_selector("warp.align_corners") + " label").click()
-        others = [s for s in students if s is not explorer]
-        timed_follow(others, "!location.search.includes('warp.align_corners')", "a second change")
-        assert "warp.align_corners=true" in explorer.page.url  # exploring: not moved
-        assert "warp.notes=true" in explorer.page.url
-
-        rejoin.click()
-        explorer.page.wait_for_function(
-            "!location.search.includes('warp.notes') && "
-            "!location.search.includes('warp.align_corners')", timeout=FOLLOW_TIMEOUT_MS)
-        wait_for_script(explorer.page)
-        assert not switch_checked(explorer.page, "warp.notes")
-        wait_counts(teacher, (6, 6, 0))
-        explorer.page.screenshot(path=str(SCREENSHOTS / "class-student-phone-following.png"))
-
-        # A laptop student: on a phone the warp page's wide formula scrolls sideways, which axe
-        # reports for the lesson whether or not a class is on (not the class's doing).
-        for person in (teacher, students[0]):
-            found = serious_violations(person.page, known=KNOWN_STREAMLIT)
-            assert not found, f"{person.name}: axe-core violations: {found}"
-    finally:
-        for person in people:
-            person.close()
-
-
-def test_a_hidden_students_tab_stops_polling_and_catches_up_when_shown(browser, class_server):
-    base = class_server.url
-    people: list[Browser] = []
-    try:
-        teacher = open_browser(browser, base + "/", "teacher", PROJECTOR)
-        people.append(teacher)
-        code = start_class(teacher)
-        student = open_browser(browser, f"{base}/?class={code}", "student", PHONE)
-        people.append(student)
+    plan = [("link", LAPTOP), ("link", PHONE), ("link", LAPTOP),
+            ("code", LAPTOP), ("code", PHONE), ("code", LAPTOP)]  # fmt: skip
+    students = []
+    for index, (how, viewport) in enumerate(plan):
+        url = f"{base}/?class={code}" if how == "link" else base + "/flow"
+        student = room(url, f"student-{index}-{how}", viewport)
+        if how == "code":
+            join_by_typing(student, code)
+        students.append(student)
+    for student in students:
         wait_following(student)
-        set_tab_hidden(student.page, True)
-        student.page.wait_for_timeout(2_000)  # the rerun that drops the timer, one in flight
-        nav_to(teacher, "saliency")
-        wait_for_script(teacher.page)
-        student.page.wait_for_timeout(4_000)  # four poll intervals: none is asked for
-        assert not student.page.evaluate("location.pathname.endsWith('/saliency')")
-        set_tab_hidden(student.page, False)
-        timed_follow([student], "location.pathname.endsWith('/saliency')", "shown again")
-    finally:
-        for person in people:
-            person.close()
+        assert "seat=" in student.page.url and f"class={code}" in student.page.url
+        assert teacher_key not in student.page.content()
+    wait_counts(teacher, (6, 6, 0))
+
+    nav_to(teacher, "warp")
+    timed_follow(students, "location.pathname.endsWith('/warp')", "page switch")
+    wait_for_script(teacher.page)
+    teacher.page.locator(key_selector("warp.align_corners") + " label").click()
+    timed_follow(students, "location.search.includes('warp.align_corners=true')",
+                 "control change")  # fmt: skip
+    for student in students:
+        wait_for_script(student.page)
+        assert switch_checked(student.page, "warp.align_corners"), student.name
+
+    explorer = students[1]  # on a phone
+    explorer.page.locator(key_selector("warp.notes") + " label").click()
+    rejoin = explorer.page.locator(key_selector("class.rejoin") + " button")
+    rejoin.wait_for(timeout=FOLLOW_TIMEOUT_MS)
+    assert explorer.page.get_by_text("You are exploring on your own").first.is_visible()
+    explorer.page.screenshot(path=str(SCREENSHOTS / "class-student-phone-exploring.png"))
+    wait_counts(teacher, (6, 5, 1))
+
+    teacher.page.locator(key_selector("warp.align_corners") + " label").click()
+    others = [s for s in students if s is not explorer]
+    timed_follow(others, "!location.search.includes('warp.align_corners')", "a second change")
+    assert "warp.align_corners=true" in explorer.page.url  # exploring: not moved
+    assert "warp.notes=true" in explorer.page.url
+
+    rejoin.click()
+    explorer.page.wait_for_function(
+        "!location.search.includes('warp.notes') && "
+        "!location.search.includes('warp.align_corners')", timeout=FOLLOW_TIMEOUT_MS)
+    wait_for_script(explorer.page)
+    assert not switch_checked(explorer.page, "warp.notes")
+    wait_counts(teacher, (6, 6, 0))
+    explorer.page.screenshot(path=str(SCREENSHOTS / "class-student-phone-following.png"))
+
+    # A laptop student: on a phone the warp page's wide formula scrolls sideways, which axe
+    # reports for the lesson whether or not a class is on (not the class's doing).
+    for person in (teacher, students[0]):
+        found = serious_violations(person.page, known=KNOWN_STREAMLIT)
+        assert not found, f"{person.name}: axe-core violations: {found}"
+
+
+def test_a_hidden_students_tab_stops_polling_and_catches_up_when_shown(room, class_server):
+    base = class_server.url
+    teacher = room(base + "/", "teacher", PROJECTOR)
+    code = start_class(teacher)
+    student = room(f"{base}/?class={code}", "student", PHONE)
+    wait_following(student)
+    set_tab_hidden(student.page, True)
+    student.page.wait_for_timeout(2_000)  # the rerun that drops the timer, one in flight
+    nav_to(teacher, "saliency")
+    wait_for_script(teacher.page)
+    student.page.wait_for_timeout(4_000)  # four poll intervals: none is asked for
+    assert not student.page.evaluate("location.pathname.endsWith('/saliency')")
+    set_tab_hidden(student.page, False)
+    timed_follow([student], "location.pathname.endsWith('/saliency')", "shown again")
 
 
 def _teacher_key(teacher: Browser) -> str:
@@ -286,48 +288,40 @@ def cluster(tmp_path) -> Iterator[ClassCluster]:
         stop_redis(redis)
 
 
-def test_a_class_across_two_replicas_with_redis_survives_a_replica_killed(browser, cluster):
+def test_a_class_across_two_replicas_with_redis_survives_a_replica_killed(room, cluster):
     proxy_url = cluster.proxy.url
     upstreams = [address(s) for s in cluster.replicas]
     routes = [route_name(i) for i in range(len(upstreams))]
     for route, upstream in zip(routes, upstreams, strict=True):
         assert answer_for(proxy_url, route) == (upstream, route)
-    people: list[Browser] = []
-    try:
-        teacher = open_browser(browser, proxy_url + "/", "teacher", PROJECTOR, routes[0],
-                               proxy_url)  # fmt: skip
-        people.append(teacher)
-        code = start_class(teacher)
-        students = []
-        for index, route in enumerate([routes[0], routes[1], routes[1], routes[0]]):
-            viewport = PHONE if index % 2 else LAPTOP
-            student = open_browser(browser, f"{proxy_url}/?class={code}", f"student-{index}",
-                                   viewport, route, proxy_url)  # fmt: skip
-            people.append(student)
-            students.append(student)
-        for student in students:
-            wait_following(student)
-        wait_counts(teacher, (4, 4, 0))
+    teacher = room(proxy_url + "/", "teacher", PROJECTOR, routes[0], proxy_url)
+    code = start_class(teacher)
+    students = []
+    for index, route in enumerate([routes[0], routes[1], routes[1], routes[0]]):
+        viewport = PHONE if index % 2 else LAPTOP
+        student = room(f"{proxy_url}/?class={code}", f"student-{index}", viewport, route,
+                       proxy_url)  # fmt: skip
+        students.append(student)
+    for student in students:
+        wait_following(student)
+    wait_counts(teacher, (4, 4, 0))
 
-        nav_to(teacher, "batchnorm")
-        timed_follow(students, "location.pathname.endsWith('/batchnorm')", "replicas: page")
+    nav_to(teacher, "batchnorm")
+    timed_follow(students, "location.pathname.endsWith('/batchnorm')", "replicas: page")
 
-        # Kill the replica that only students use: their tabs reconnect through nginx to the
-        # other replica, which rejoins each seat from the URL (code and seat) by itself.
-        doomed = cluster.replicas[1]
-        seats = {s.name: _seat(s.page.url) for s in students}
-        doomed.process.kill()
-        doomed.process.wait()
-        nav_to(teacher, "indexing")
-        timed_follow(students, "location.pathname.endsWith('/indexing')",
-                     "replicas: after a replica was killed")  # fmt: skip
-        for student in students:
-            assert _seat(student.page.url) == seats[student.name], student.name
-            wait_following(student)
-        wait_counts(teacher, (4, 4, 0))  # the same four seats, none new
-    finally:
-        for person in people:
-            person.close()
+    # Kill the replica that only students use: their tabs reconnect through nginx to the
+    # other replica, which rejoins each seat from the URL (code and seat) by itself.
+    doomed = cluster.replicas[1]
+    seats = {s.name: _seat(s.page.url) for s in students}
+    doomed.process.kill()
+    doomed.process.wait()
+    nav_to(teacher, "indexing")
+    timed_follow(students, "location.pathname.endsWith('/indexing')",
+                 "replicas: after a replica was killed")  # fmt: skip
+    for student in students:
+        assert _seat(student.page.url) == seats[student.name], student.name
+        wait_following(student)
+    wait_counts(teacher, (4, 4, 0))  # the same four seats, none new
 
 
 def _seat(url: str) -> str:
