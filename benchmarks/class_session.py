@@ -22,9 +22,11 @@ them. It sends no widget states: the server keeps each keyed control's value fro
 Per configuration it prints:
 
 - follow latency p50 / p95 / max over every (student, change): from the start of the teacher's
-  publish to the end (``script_finished``) of the student's first whole run after the server
-  sent the query string with the new ``warp.angle``;
-- the changes each student missed (never shown before the run ended; should be 0);
+  publish to the end (``script_finished``) of the student's first whole run that ends with the
+  new ``warp.angle`` in the query string the server last sent;
+- the changes each student missed (never shown before the run ended; should be 0), whether a
+  later change was shown then, and how many students were ever shown "Rejoin the teacher"
+  (they left the teacher's view: a student here never touches a control);
 - idle polling: students following, nothing published for ``--idle-seconds``: the server's
   CPU-seconds over the fragment reruns the students' timers actually sent (one per student per
   tick), in milliseconds;
@@ -49,6 +51,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import Counter, deque
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +93,9 @@ SETTLE_S = 2.0
 #: After the last change: time for the slowest student to show it before it counts as missed.
 TAIL_S = 20.0
 REPLICAS = 2
+#: The key of the "Rejoin the teacher" button (ui.classroom.REJOIN_KEY), which only a student
+#: who left the teacher's view is shown.
+REJOIN_BUTTON = "class.rejoin"
 
 
 def angle_of(change: int) -> str:
@@ -133,7 +139,10 @@ class StudentTab:
         self.timers: dict[str, tuple[float, asyncio.Task]] = {}
         self.ticks: list[float] = []  # perf_counter of each fragment rerun sent
         self.shown: dict[int, float] = {}  # change -> perf_counter of the run's end
-        self.arriving: int | None = None  # the change the running run shows
+        self.detached = False  # the server showed this student "Rejoin the teacher"
+        self.recent: deque[tuple[float, str]] = deque(maxlen=8)  # the last messages' kinds
+        self.heard = -1  # the latest change a query string from the server held
+        self.went_back = 0  # query strings that held an older change than one heard before
         self.ready = asyncio.Event()  # the initial view is shown
         self.errors: list[str] = []
 
@@ -180,6 +189,11 @@ class StudentTab:
     def take(self, fm: ForwardMsg) -> None:
         """Update the tab from one ForwardMsg, as the browser's handlers do."""
         kind = fm.WhichOneof("type")
+        if kind == "script_finished":
+            self.recent.append((time.perf_counter(), ForwardMsg.ScriptFinishedStatus.Name(
+                fm.script_finished)))  # fmt: skip
+        elif kind != "delta":
+            self.recent.append((time.perf_counter(), kind))
         if kind == "new_session":
             self.page_hash = fm.new_session.page_script_hash
             if not fm.metadata.run.fragment_ids:  # a whole run: the browser drops its timers
@@ -189,27 +203,40 @@ class StudentTab:
         elif kind == "page_info_changed":
             self.query = fm.page_info_changed.query_string
             change = self.class_run.change_shown(self.query)
-            if change is not None and change not in self.shown:
-                self.arriving = change
+            if change is not None:
+                self.went_back += change < self.heard
+                self.heard = max(self.heard, change)
         elif kind == "auto_rerun":
             self._start_timer(fm.auto_rerun.fragment_id, fm.auto_rerun.interval)
         elif kind == "stop_auto_rerun":
             self._stop_timers(list(fm.stop_auto_rerun.fragment_ids))
         elif kind == "delta" and fm.delta.HasField("new_element"):
-            if fm.delta.new_element.WhichOneof("type") == "exception":
-                self.errors.append(f"exception: {fm.delta.new_element.exception.message[:80]}")
+            element = fm.delta.new_element
+            if element.WhichOneof("type") == "exception":
+                self.errors.append(f"exception: {element.exception.message[:80]}")
+            elif element.WhichOneof("type") == "button" and REJOIN_BUTTON in element.button.id:
+                self.detached = True
         elif kind == "script_finished":
             self._finished(fm.script_finished)
 
     def _finished(self, status: int) -> None:
         if status == DONE:
-            if self.arriving is not None:
-                self.shown[self.arriving] = time.perf_counter()
-                self.arriving = None
+            # A whole run ended: the view it shows is the one its query string holds now (a
+            # run that opened the new view and then put the old one back does not count).
+            change = self.class_run.change_shown(self.query)
+            if change is not None and change not in self.shown:
+                self.shown[change] = time.perf_counter()
             if 0 in self.shown:
                 self.ready.set()
         elif status not in (RERUN_EARLY, FRAGMENT_DONE):
             self.errors.append(f"finished {ForwardMsg.ScriptFinishedStatus.Name(status)}")
+
+    def stuck(self) -> str:
+        """What the tab last heard, for a student who stopped following: its query string,
+        timers and last messages (seconds before now)."""
+        now = time.perf_counter()
+        heard = ", ".join(f"{kind} {now - at:.0f} s" for at, kind in self.recent)
+        return f"query {self.query!r}, {len(self.timers)} timer(s), last messages: {heard}"
 
     def close(self) -> None:
         self._stop_timers(list(self.timers))
@@ -380,6 +407,27 @@ def _idle_line(servers: Servers, phases: Phases, ticks: int, students: int) -> s
     return line
 
 
+def _missed_detail(class_run: ClassRun, tabs: list[StudentTab]) -> str:
+    """Which changes were missed, and whether those students showed a later one (skipped it:
+    the next change came first, or a run put the older view back) or none (stuck or detached:
+    what the tab last heard)."""
+    last = len(class_run.changes) - 1
+    went_back = sum(tab.went_back for tab in tabs)
+    # A run reopened an older view after the new one's address had been sent.
+    parts = [f"{went_back} query string(s) went back to an older view"] if went_back else []
+    skipped: Counter[str] = Counter()
+    for tab in tabs:
+        gaps = [i for i in range(1, last + 1) if i not in tab.shown]
+        if not gaps or tab.errors:
+            continue
+        if any(i > gaps[0] for i in tab.shown):
+            skipped[f"#{','.join(map(str, gaps))} then a later one shown"] += 1
+        else:
+            parts.append(f"#{','.join(map(str, gaps))} none after: {tab.stuck()}")
+    parts += [f"{what} ({n} student(s))" for what, n in skipped.most_common()]
+    return "" if not parts else "; " + "; ".join(parts[:8])
+
+
 def report(servers: Servers, class_run: ClassRun, tabs: list[StudentTab], phases: Phases,
            watches: list[Watch], client_cpu: float, args: argparse.Namespace) -> None:
     changes = range(1, len(class_run.changes))
@@ -407,7 +455,9 @@ def report(servers: Servers, class_run: ClassRun, tabs: list[StudentTab], phases
     else:
         print("follow latency: no student showed a change")
     print(f"missed changes: {sum(missed)} in all, at most {max(missed, default=0)} per student "
-          f"(target 0)")
+          f"(target 0)" + _missed_detail(class_run, tabs))
+    print(f"students shown \"Rejoin the teacher\" (detached): "
+          f"{sum(1 for tab in tabs if tab.detached)} (target 0)")
     print(_idle_line(servers, phases, ticks, len(tabs)))
     if follows:
         print(f"while following: {phases.follow_cpu:.1f} server CPU-s over "
