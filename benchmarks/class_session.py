@@ -460,9 +460,11 @@ def report(servers: Servers, class_run: ClassRun, tabs: list[StudentTab], phases
           f"{sum(1 for tab in tabs if tab.detached)} (target 0)")
     print(_idle_line(servers, phases, ticks, len(tabs)))
     if follows:
+        # The polling goes on while students follow: take it out at the idle phase's rate.
+        polling = phases.idle_cpu / (idle1 - idle0) * (follow1 - follow0)
         print(f"while following: {phases.follow_cpu:.1f} server CPU-s over "
-              f"{follow1 - follow0:.0f} s, {phases.follow_cpu / follows:.3f} CPU-s per follow "
-              "(ticks included)")
+              f"{follow1 - follow0:.0f} s, {phases.follow_cpu / follows:.3f} CPU-s per follow, "
+              f"{(phases.follow_cpu - polling) / follows:.3f} without the polling")
     print(f"health max: {health_max:.2f} s over the run (joins included), {health_follow:.2f} s "
           f"while following (target <= {TARGET_HEALTH_S:.0f} s)")
     rss = ", ".join(f"{watch.rss_peak_mb:.0f}" for watch in watches)
