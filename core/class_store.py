@@ -31,7 +31,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,12 +252,17 @@ CREATE TABLE IF NOT EXISTS seats (
 
 
 class SQLiteClassStore(ClassStore):
-    """The class store in one SQLite file (WAL mode; one connection per thread).
+    """The class store in one SQLite file (WAL mode; one connection per store, behind a lock).
 
     Expiry is a wall-clock ``expires_at`` per class (replicas on one host share the clock): an
     expired class reads as missing, is deleted when a write touches its code, and all expired
     classes are swept when a class is created. The file is opened on first use, so a path that
     cannot be written raises ``StoreUnavailable`` from the first call, and later calls try again.
+
+    One connection serves every thread of the process, one transaction at a time: Streamlit runs
+    each rerun in a new thread, and a connection per thread meant opening the file (WAL pragma,
+    schema) on every poll of every student, most of a poll's cost. Transactions take well under
+    a millisecond; other processes (replicas on one host) share the file through SQLite's locks.
     """
 
     def __init__(self, path: str | os.PathLike[str], ttl_s: float = DEFAULT_TTL_S,
@@ -265,13 +270,16 @@ class SQLiteClassStore(ClassStore):
         self.path = Path(path)
         self.ttl_s = _check_ttl(ttl_s)
         self.busy_timeout_s = busy_timeout_s
-        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._shared: sqlite3.Connection | None = None
 
     def _connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
+        """The store's connection, opened on first use (call with ``_lock`` held)."""
+        connection = self._shared
         if connection is None:
             connection = sqlite3.connect(
-                self.path, timeout=self.busy_timeout_s, isolation_level=None
+                self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                check_same_thread=False,
             )
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
@@ -280,13 +288,17 @@ class SQLiteClassStore(ClassStore):
             except sqlite3.Error:
                 connection.close()
                 raise
-            self._local.connection = connection
+            self._shared = connection
         return connection
 
     @contextmanager
     def _session(self, write: bool) -> Iterator[sqlite3.Connection]:
         """A connection inside a transaction (``BEGIN IMMEDIATE`` for writes: the write lock is
         taken up front, so two writers never deadlock upgrading a read lock)."""
+        with self._lock:
+            yield from self._transaction(write)
+
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
         try:
             connection = self._connection()
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -301,10 +313,17 @@ class SQLiteClassStore(ClassStore):
                 raise
             connection.execute("COMMIT")
         except sqlite3.Error as error:
-            self._local.connection = None
+            self._drop_connection()
             raise StoreUnavailable(
                 f"the class store file {self.path} cannot be used: {error}"
             ) from error
+
+    def _drop_connection(self) -> None:
+        """Forget a connection that failed: the next call opens the file again (it may be back)."""
+        if self._shared is not None:
+            with suppress(sqlite3.Error):
+                self._shared.close()
+            self._shared = None
 
     def _live(self, connection: sqlite3.Connection, code: str, now: float) -> tuple[Any, ...]:
         """The class row ``(key_digest, version, state)``; an expired one is deleted."""

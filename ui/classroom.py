@@ -21,6 +21,7 @@ down or a class that ended becomes a line in this section, and the lesson keeps 
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
+from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
 
 from core.class_store import (
     CODE_LENGTH,
@@ -97,9 +99,10 @@ _OWN = (LANG_KEY,)  # parameters each visitor keeps for themselves
 @dataclass
 class Membership:
     """This session's place in a class. ``teacher_key`` is set for the teacher, ``seat`` for a
-    student. ``applied`` is the class version whose view the student last opened, ``opened``
-    the student's view right after opening it (``None`` until that run ended), ``published``
-    the teacher's last published view. ``lost`` says the last store call failed."""
+    student. ``applied`` is the class version whose view the student last opened, ``target``
+    that view, ``opened`` the student's view right after opening it (``None`` until that run
+    ended), ``reopened`` the version opened a second time, ``published`` the teacher's last
+    published view. ``lost`` says the last store call failed."""
 
     code: str
     teacher_key: str | None = None
@@ -107,8 +110,10 @@ class Membership:
     following: bool = True
     joined: bool = False
     applied: int = -1
+    target: View | None = None
     opened: View | None = None
     just_opened: bool = False
+    reopened: int = -1
     published: View | None = None
     wanted: View | None = None
     lost: bool = False
@@ -122,9 +127,10 @@ class Membership:
 # --- The store ---------------------------------------------------------------------------------
 
 
-# A live store (its connections) is shared, never copied: no byte bound. Re-made hourly, which
-# costs one connection.
-@bounded_cache(max_entries=4, ttl="1h", max_bytes=None, kind="resource")
+# A plain process-wide cache, not st.cache_resource: every poll of every student asks for the
+# store, and Streamlit's cache lookup was a visible share of a poll. A live store (its
+# connection) is shared, never copied; there are as many as configurations (one, in practice).
+@functools.lru_cache(maxsize=4)
 def _store_for(spec: str, data_dir: str) -> ClassStore:
     """One store per process and configuration (``data_dir`` only keys the cache)."""
     return open_store(spec)
@@ -301,7 +307,7 @@ def _follow(member: Membership) -> None:
     if view == _current_view():
         member.opened, member.just_opened = view, False  # already there
         return
-    member.just_opened = True  # the next run to end shows it: that is the view followed
+    member.just_opened, member.target = True, view  # the next run to end shows it
     _open_view(view, member, page_hash_of(view.slug))
 
 
@@ -337,9 +343,9 @@ def _open_view(view: View, member: Membership, page_hash: str) -> None:
             query_params.set_with_no_forward_msg(key, values[0] if len(values) == 1 else values)
         query_params._send_query_param_msg()
     query = View(view.slug, tuple((k, tuple(v)) for k, v in params.items())).query
-    # Let the browser receive the new address before the rerun clears pending messages
-    # (st.switch_page waits the same way).
-    time.sleep(0.1)
+    # Let the browser receive the new address before the rerun clears pending messages, as
+    # st.switch_page waits.
+    time.sleep(2 * MESSAGE_FLUSH_INTERVAL_SECS)
     ctx.script_requests.request_rerun(
         RerunData(
             query_string=query,
@@ -391,6 +397,13 @@ def _publish(member: Membership) -> None:
 
 
 def _detach_if_moved(member: Membership, view: View | None) -> None:
+    if member.just_opened and view != member.target and member.reopened != member.applied:
+        # A rerun the browser asked for with its old address can be merged into the one that
+        # opened the teacher's view (Streamlit keeps the newer address, so the old view comes
+        # back): open it again at the next poll, once, as a page may correct a value it cannot
+        # use, and then what it shows is the view followed.
+        member.reopened, member.applied, member.just_opened = member.applied, -1, False
+        return
     if member.just_opened or member.opened is None:
         member.opened, member.just_opened = view, False
         return
@@ -620,7 +633,8 @@ def _student_box(member: Membership) -> None:
     st.session_state.setdefault(FOLLOW_KEY, member.following)
     if st.session_state[FOLLOW_KEY] != member.following:
         st.session_state[FOLLOW_KEY] = member.following
-    st.toggle(_("Follow the teacher"), key=FOLLOW_KEY, on_change=_on_follow)
+    st.toggle(_("Follow the teacher"), key=FOLLOW_KEY, on_change=_on_follow,
+              help=_("Following the teacher: your page moves with the teacher's."))  # fmt: skip
     st.button(_("Leave the class"), key=LEAVE_KEY, on_click=_on_leave,
               icon=":material/logout:")  # fmt: skip
 
@@ -693,7 +707,6 @@ def _student_tick(member: Membership) -> None:
     _follow(member)  # opens the teacher's view at once when the class moved
     if _member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so
-    st.caption(_("Following the teacher: your page moves with the teacher's."))
 
 
 def membership_summary() -> dict[str, Any] | None:

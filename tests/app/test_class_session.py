@@ -324,7 +324,7 @@ def test_a_sqlite_store_that_cannot_be_used_loses_the_class_connection_and_resum
     for path in sqlite_class.glob(SQLITE_FILE + "*"):
         path.rename(aside / path.name)
     database.mkdir()  # a folder where the file was: every new connection fails
-    classroom._store_for.clear()  # as a new server process would find it
+    classroom._store_for.cache_clear()  # as a new server process would find it
     teacher_opens(teacher, "warp", {"warp.angle": "45.0"})
     assert title(teacher) == "Affine warp playground"  # the lesson works
     assert "connection is lost" in all_text(teacher)
@@ -333,7 +333,7 @@ def test_a_sqlite_store_that_cannot_be_used_loses_the_class_connection_and_resum
     database.rmdir()
     for path in aside.iterdir():
         path.rename(sqlite_class / path.name)
-    classroom._store_for.clear()
+    classroom._store_for.cache_clear()
     rerun(teacher)  # the poll publishes what the teacher changed meanwhile
     rerun(student)
     rerun(student)

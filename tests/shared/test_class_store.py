@@ -378,7 +378,7 @@ def test_open_store_chooses_the_backend(tmp_path: Path, monkeypatch, redis_serve
         open_store("", ttl_s=0)
 
 
-def test_threads_share_one_sqlite_file_through_their_own_connections(tmp_path: Path):
+def test_threads_share_one_sqlite_store_one_transaction_at_a_time(tmp_path: Path):
     store = SQLiteClassStore(tmp_path / "classes.sqlite3")
     code, key = store.create_class()
     seen: list[int] = []
