@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.class_store import MAX_SEATS, SQLITE_FILE, ClassNotFound, new_seat, open_store
+from core.class_view import View
 from lessons.memory.scenarios import SCENARIOS
 from testing.apptest import stay_on_shown_page, switch_to
 from testing.redis_server import start_redis, stop_redis
@@ -217,6 +218,18 @@ def test_a_student_who_changes_a_control_detaches_and_rejoins_the_teachers_view(
     assert student.session_state[MEMBER].following is True
     rerun(teacher)
     assert "1 following · 0 exploring" in sidebar_text(teacher)
+
+
+def test_a_stale_rerun_that_brought_the_old_view_back_opens_the_teachers_again_once():
+    teacher_view = View("warp", (("warp.angle", ("45.0",)),))
+    old_view = View("warp", ())
+    member = classroom.Membership("HJK234", seat=new_seat(), joined=True, applied=5,
+                                  target=teacher_view, just_opened=True)  # fmt: skip
+    classroom._detach_if_moved(member, old_view)  # the merged rerun showed the old view
+    assert (member.applied, member.reopened, member.following) == (-1, 5, True)
+    member.applied, member.just_opened = 5, True  # the next poll opened it again
+    classroom._detach_if_moved(member, old_view)  # still not it: the page corrected a value
+    assert member.opened == old_view and member.following and member.applied == 5
 
 
 def test_following_can_be_switched_off_and_on(sqlite_class):
