@@ -197,7 +197,14 @@ def start_class_run(slug: str) -> ClassPlaces:
         _keep_up(member)
     member = _member()
     banner = st.container() if member is not None and not member.is_teacher else None
-    return ClassPlaces(st.sidebar.container(), banner)
+    places = ClassPlaces(st.sidebar.container(), banner)
+    if member is not None:
+        # The poll is set up before the page runs: a run cut short by the next request (a
+        # timer's, a click's) has still told the browser to keep polling.
+        with st.sidebar:
+            hidden = tab_hidden(VISIBILITY_KEY)
+            _poll(run_every=None if hidden else _poll_interval(member))
+    return places
 
 
 def _keep_up(member: Membership) -> None:
@@ -515,9 +522,6 @@ def _class_section(places: ClassPlaces) -> None:
             _teacher_box(member)
         else:
             _student_box(member)
-        if member is not None:
-            hidden = tab_hidden(VISIBILITY_KEY)
-            _poll(run_every=None if hidden else _poll_interval(member))
 
 
 def _poll_interval(member: Membership) -> float | None:
@@ -703,7 +707,7 @@ def _student_tick(member: Membership) -> None:
             st.rerun()
         return
     if not member.following:
-        return
+        st.rerun()  # detached in the run that set this timer: the next run sets none
     _follow(member)  # opens the teacher's view at once when the class moved
     if _member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so
