@@ -117,6 +117,7 @@ class Membership:
     published: View | None = None
     wanted: View | None = None
     lost: bool = False
+    polling: float | None = None
     counts: tuple[int, int, int] | None = field(default=None)
 
     @property
@@ -203,7 +204,8 @@ def start_class_run(slug: str) -> ClassPlaces:
         # timer's, a click's) has still told the browser to keep polling.
         with st.sidebar:
             hidden = tab_hidden(VISIBILITY_KEY)
-            _poll(run_every=None if hidden else _poll_interval(member))
+            member.polling = None if hidden else _poll_interval(member)
+            _poll(run_every=member.polling)
     return places
 
 
@@ -707,7 +709,9 @@ def _student_tick(member: Membership) -> None:
             st.rerun()
         return
     if not member.following:
-        st.rerun()  # detached in the run that set this timer: the next run sets none
+        if member.polling is not None:  # detached after this timer was set: drop it
+            st.rerun()
+        return
     _follow(member)  # opens the teacher's view at once when the class moved
     if _member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so
