@@ -432,9 +432,23 @@ class SQLiteClassStore(ClassStore):
         return ClassView(version, decode_state(text), joined, following, joined - following)
 
     def version(self, code: str) -> int:
+        # Every following student asks this once a second: one SELECT in autocommit (atomic on
+        # its own), no transaction around it. An expired class reads as missing; it is deleted
+        # by the next write that touches it, as elsewhere.
         code = parse_code(code)
-        with self._session(write=False) as connection:
-            return self._live(connection, code, time.time())[1]
+        with self._lock:
+            try:
+                row = self._connection().execute(
+                    "SELECT version, expires_at FROM classes WHERE code = ?", (code,)
+                ).fetchone()
+            except sqlite3.Error as error:
+                self._drop_connection()
+                raise StoreUnavailable(
+                    f"the class store file {self.path} cannot be used: {error}"
+                ) from error
+        if row is None or row[1] <= time.time():
+            raise ClassNotFound(f"no class has the code {code}")
+        return row[0]
 
     def end_class(self, code: str, teacher_key: str) -> None:
         code = parse_code(code)
