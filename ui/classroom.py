@@ -715,13 +715,3 @@ def _student_tick(member: Membership) -> None:
     _follow(member)  # opens the teacher's view at once when the class moved
     if _member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so
-
-
-def membership_summary() -> dict[str, Any] | None:
-    """This session's class for tests and the page: role, code and following, or ``None``."""
-    member = _member()
-    if member is None:
-        return None
-    role = "teacher" if member.is_teacher else "student"
-    return {"role": role, "code": member.code, "following": member.following,
-            "lost": member.lost}  # fmt: skip

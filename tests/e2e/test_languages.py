@@ -38,8 +38,10 @@ def _open(browser, url: str, *, locale: str, viewport=TEACHER):
     return context, page
 
 
-def _sidebar_heading(page) -> str:
-    return page.locator("[data-testid='stSidebar'] h3").first.inner_text().strip()
+def _sidebar_headings(page) -> list[str]:
+    """The sidebar's first two section headings: Class, then Settings."""
+    headings = page.locator("[data-testid='stSidebar'] h3").all_inner_texts()
+    return [text.strip() for text in headings[:2]]
 
 
 #: A view of the page that has a chart (saliency shows images until its sanity check runs).
@@ -67,7 +69,7 @@ def _chart_titles(page, slug: str) -> list[str]:
 
 def _check_chinese(page, slug: str) -> None:
     assert_rendered(page, slug)
-    assert _sidebar_heading(page) == "设置"
+    assert _sidebar_headings(page) == ["课堂", "设置"]
     if slug in TRANSLATED:
         # the page's title: its heading (Home's is the product's name, kept) and the tab's
         heading = page.locator("h1" if slug != "home" else "h2").first.inner_text()
@@ -90,7 +92,7 @@ def test_every_page_in_chinese_while_another_visitor_reads_english(server, brows
         _check_chinese(browser_page, slug)
         assert "lang=" not in browser_page.url, "a language from the browser is not in the URL"
         assert_rendered(en_page, slug)
-        assert _sidebar_heading(en_page) == "Settings"
+        assert _sidebar_headings(en_page) == ["Class", "Settings"]
         assert not CJK.search(en_page.locator("h1").first.inner_text())
         SCREENSHOTS.mkdir(exist_ok=True)
         zh_page.screenshot(path=str(SCREENSHOTS / f"lang-{slug}-zh-1280x720.png"))
@@ -110,7 +112,7 @@ def test_the_language_switch_keeps_the_view(server, browser):
         before = page.locator("[data-testid='stMetricValue']").first.inner_text()
         page.locator(".st-key-lang").get_by_text("中文", exact=True).click()
         wait_for_script(page)
-        assert _sidebar_heading(page) == "设置"
+        assert _sidebar_headings(page) == ["课堂", "设置"]
         assert "lang=zh" in page.url and "warp.angle=45" in page.url
         assert page.locator("[data-testid='stMetricValue']").first.inner_text() == before
     finally:
