@@ -298,8 +298,19 @@ class SQLiteClassStore(ClassStore):
         with self._lock:
             yield from self._transaction(write)
 
-    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+    @contextmanager
+    def _file_errors(self) -> Iterator[None]:
+        """SQLite's errors as ``StoreUnavailable``; the failed connection is dropped."""
         try:
+            yield
+        except sqlite3.Error as error:
+            self._drop_connection()
+            raise StoreUnavailable(
+                f"the class store file {self.path} cannot be used: {error}"
+            ) from error
+
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+        with self._file_errors():
             connection = self._connection()
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
@@ -312,11 +323,6 @@ class SQLiteClassStore(ClassStore):
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            self._drop_connection()
-            raise StoreUnavailable(
-                f"the class store file {self.path} cannot be used: {error}"
-            ) from error
 
     def _drop_connection(self) -> None:
         """Forget a connection that failed: the next call opens the file again (it may be back)."""
@@ -436,16 +442,10 @@ class SQLiteClassStore(ClassStore):
         # its own), no transaction around it. An expired class reads as missing; it is deleted
         # by the next write that touches it, as elsewhere.
         code = parse_code(code)
-        with self._lock:
-            try:
-                row = self._connection().execute(
-                    "SELECT version, expires_at FROM classes WHERE code = ?", (code,)
-                ).fetchone()
-            except sqlite3.Error as error:
-                self._drop_connection()
-                raise StoreUnavailable(
-                    f"the class store file {self.path} cannot be used: {error}"
-                ) from error
+        with self._lock, self._file_errors():
+            row = self._connection().execute(
+                "SELECT version, expires_at FROM classes WHERE code = ?", (code,)
+            ).fetchone()
         if row is None or row[1] <= time.time():
             raise ClassNotFound(f"no class has the code {code}")
         return row[0]
