@@ -427,7 +427,6 @@ def _detach_if_moved(member: Membership, view: View | None) -> None:
 
 def _set_following(member: Membership, following: bool) -> None:
     member.following = following
-    st.session_state[FOLLOW_KEY] = following
     if following:
         member.applied, member.opened = -1, None  # open the teacher's current view
     try:
@@ -484,10 +483,6 @@ def _on_rejoin() -> None:
     member = _member()
     if member is not None:
         _set_following(member, True)
-
-
-def _on_leave() -> None:
-    _leave()
 
 
 def _on_end() -> None:
@@ -636,12 +631,10 @@ def _project(code: str, link: str) -> None:
 
 def _student_box(member: Membership) -> None:
     st.markdown(_("You are in class **{code}**.").format(code=member.code))
-    st.session_state.setdefault(FOLLOW_KEY, member.following)
-    if st.session_state[FOLLOW_KEY] != member.following:
-        st.session_state[FOLLOW_KEY] = member.following
+    st.session_state[FOLLOW_KEY] = member.following  # the switch shows the seat's state
     st.toggle(_("Follow the teacher"), key=FOLLOW_KEY, on_change=_on_follow,
               help=_("Following the teacher: your page moves with the teacher's."))  # fmt: skip
-    st.button(_("Leave the class"), key=LEAVE_KEY, on_click=_on_leave,
+    st.button(_("Leave the class"), key=LEAVE_KEY, on_click=_leave,
               icon=":material/logout:")  # fmt: skip
 
 
