@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
-from streamlit.util import calc_hash
 
 from lessons.registry import HOME, LESSONS
+from ui.navigation import page_hash_of
 
 
 def page_path(slug: str) -> str:
@@ -25,7 +25,7 @@ def switch_to(at: AppTest, slug: str) -> AppTest:
     so does this.
     """
     at.switch_page(page_path(slug))
-    at._page_hash = calc_hash(slug)
+    at._page_hash = page_hash_of(slug)
     return at
 
 
