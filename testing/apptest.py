@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from lessons.registry import HOME, LESSONS
 from ui.navigation import page_hash_of
@@ -38,3 +41,25 @@ def stay_on_shown_page(at: AppTest) -> AppTest:
     """
     at._page_hash = ""
     return at
+
+
+def container_keys(at: AppTest) -> set[str]:
+    """The keys of every block (``st.container(key=...)``, a keyed expander) the last run drew,
+    sidebar included (a keyed block's id ends with ``-<key>``)."""
+    keys: set[str] = set()
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        proto_id = getattr(getattr(node, "proto", None), "id", "") or ""
+        if isinstance(node, Block) and proto_id.startswith("$$ID-") and proto_id.count("-") >= 2:
+            keys.add(proto_id.split("-", 2)[2])
+        stack.extend(getattr(node, "children", {}).values())
+    return keys
+
+
+_HIDDEN = re.compile(r"\.st-key-([a-z0-9_-]+) > \* \{ filter: blur")
+
+
+def hidden_parts(at: AppTest) -> set[str]:
+    """The container keys ``ui.question_view.hide_part`` blurs in the last run."""
+    return {match for element in at.get("html") for match in _HIDDEN.findall(element.value)}

@@ -162,8 +162,10 @@ class _Handled(Exception):
     """A store failure already turned into what the section shows."""
 
 
-def _member() -> Membership | None:
+def current_member() -> Membership | None:
+    """This session's place in a class (teacher or student), or None outside one."""
     return st.session_state.get(_MEMBER)
+
 
 
 def _leave(notice: str | None = None) -> None:
@@ -193,10 +195,10 @@ def start_class_run(slug: str) -> ClassPlaces:
     a following student is behind. Returns where :func:`finish_class_run` draws."""
     st.session_state[_SLUG] = slug
     _read_class_link()
-    member = _member()
+    member = current_member()
     if member is not None:
         _keep_up(member)
-    member = _member()
+    member = current_member()
     banner = st.container() if member is not None and not member.is_teacher else None
     places = ClassPlaces(st.sidebar.container(), banner)
     if member is not None:
@@ -232,7 +234,7 @@ def _read_class_link() -> None:
         if seat_text is not None:
             del st.query_params[SEAT_PARAM]
         return
-    member = _member()
+    member = current_member()
     if member is not None and member.code == (code_text or "").upper() and key_text is None:
         return  # this session's own class
     try:
@@ -373,7 +375,7 @@ def _open_view(view: View, member: Membership, page_hash: str) -> None:
 def finish_class_run(places: ClassPlaces) -> None:
     """After the page ran: the teacher publishes a changed view; a following student whose
     view moved away from the teacher's detaches. Then the Class section at ``places``."""
-    member = _member()
+    member = current_member()
     if member is not None and member.joined:
         view = _current_view()
         if member.is_teacher:
@@ -463,7 +465,7 @@ def _on_join_code() -> None:
             "again."
         ).format(n=CODE_LENGTH)
         return
-    member = _member()
+    member = current_member()
     if member is not None and member.code == code:
         return
     st.session_state[CODE_KEY] = ""
@@ -474,19 +476,19 @@ def _on_join_code() -> None:
 
 
 def _on_follow() -> None:
-    member = _member()
+    member = current_member()
     if member is not None:
         _set_following(member, bool(st.session_state.get(FOLLOW_KEY)))
 
 
 def _on_rejoin() -> None:
-    member = _member()
+    member = current_member()
     if member is not None:
         _set_following(member, True)
 
 
 def _on_end() -> None:
-    member = _member()
+    member = current_member()
     if member is None or not member.is_teacher:
         return
     try:
@@ -504,7 +506,7 @@ def _on_end() -> None:
 
 
 def _class_section(places: ClassPlaces) -> None:
-    member = _member()
+    member = current_member()
     if places.banner is not None and member is not None and not member.is_teacher:
         with places.banner:
             _student_banner(member)
@@ -666,7 +668,7 @@ def _poll(run_every: float | None) -> None:
 
     @st.fragment(run_every=run_every)
     def live() -> None:
-        member = _member()
+        member = current_member()
         if member is None:
             return
         if member.is_teacher:
@@ -686,7 +688,7 @@ def _teacher_tick(member: Membership) -> None:
             view = class_store().read(member.code)
             member.counts = (view.joined, view.following, view.detached)
     except _Handled:
-        if _member() is None:
+        if current_member() is None:
             st.rerun()  # the class ended or expired: the section says so
         return
     _publish(member)  # a change made while the store was down
@@ -706,5 +708,5 @@ def _student_tick(member: Membership) -> None:
             st.rerun()
         return
     _follow(member)  # opens the teacher's view at once when the class moved
-    if _member() is None or member.lost != was_lost:
+    if current_member() is None or member.lost != was_lost:
         st.rerun()  # the class ended, or its connection came or went: the section says so

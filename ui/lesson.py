@@ -3,7 +3,8 @@
 A page calls :func:`lesson_layout` once, at the top, and fills the containers it returns in any
 order; Streamlit draws them in the order they were created:
 
-1. the title (h1) and one line saying what to look at (body text, not a faded caption);
+1. the title (h1) and one line saying what to look at (body text, not a faded caption), then
+   ``predict``, a place the page fills last with its questions (``ui.predict``);
 2. ``figure`` (the main picture) beside ``controls`` (compact widgets) on a wide screen; on a
    phone the columns stack, figure first;
 3. ``details``: formulas, snippets, tables, comparisons, notes callouts (use ``st.header`` for
@@ -43,6 +44,7 @@ class LessonLayout:
     figure: DeltaGenerator
     controls: DeltaGenerator
     details: DeltaGenerator
+    predict: DeltaGenerator
 
 
 def lesson_layout(
@@ -59,6 +61,9 @@ def lesson_layout(
         raise ValueError(f"figure_share must be between 0.5 and 0.85, got {figure_share}")
     st.title(_(title), anchor=False)
     st.markdown(_("**Look at:** {what}").format(what=_(look_at)))
+    # Reserved under the header for the page's questions (ui.predict.predict_panel), which the
+    # page fills last, once its settings are known: one collapsed line above the figure.
+    predict = st.container(key="lesson-predict")
     # The header is on its way to the browser; the rest waits for this script's turn.
     take_turn()
     figure_col, controls_col = st.columns(
@@ -68,6 +73,7 @@ def lesson_layout(
         figure=figure_col.container(key="lesson-figure"),
         controls=controls_col.container(key="lesson-controls"),
         details=st.container(key="lesson-details"),
+        predict=predict,
     )
 
 
