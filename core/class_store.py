@@ -14,6 +14,11 @@ only its SHA-256), a version number, the published state (page and control value
 at most ``MAX_SEATS`` seats, ``MAX_STATE_BYTES`` of state, no history of what was published,
 and every class expires ``ttl_s`` seconds after its last write (default 12 h).
 
+A class also holds its question rounds (``ask`` / ``answer`` / ``reveal`` / ``close_round``):
+the question as state (``core.questions.question_state``), its number of choices, its stage
+(open, revealed, closed) and one answer per seat, counted per choice as they arrive. At most
+``MAX_ROUNDS`` rounds; only the newest round takes answers, and only while open.
+
 Codes and seat ids come from URLs: ``parse_code`` / ``parse_seat`` check length and alphabet
 before the store is asked anything. Every backend failure (a stopped Redis, an unwritable
 SQLite file) is raised as ``StoreUnavailable``, whose message a person can read.
@@ -49,6 +54,11 @@ TEACHER_KEY_BYTES = 16
 MAX_TEACHER_KEY_CHARS = 64
 MAX_SEATS = 300
 MAX_STATE_BYTES = 16 * 1024
+MAX_ROUNDS = 100
+MAX_CHOICES = 6
+#: A round's stages: answers are taken while ``OPEN``; ``REVEALED`` shows the answer to all;
+#: ``CLOSED`` takes the question off the students' pages (its counts stay for the results).
+OPEN, REVEALED, CLOSED = "open", "revealed", "closed"
 DEFAULT_TTL_S = 12 * 60 * 60
 #: Attempts at drawing a free code before giving up (31**6 ~ 887 million codes).
 CREATE_ATTEMPTS = 10
@@ -69,6 +79,15 @@ class ClassFull(RuntimeError):
     """The class already holds ``MAX_SEATS`` seats."""
 
 
+class RoundClosed(LookupError):
+    """The round is not taking answers (not the newest one, revealed, or closed), or is not the
+    round a teacher's reveal or close names."""
+
+
+class TooManyRounds(RuntimeError):
+    """The class already asked ``MAX_ROUNDS`` rounds."""
+
+
 class StoreUnavailable(RuntimeError):
     """The store cannot be reached or written right now; the same call may work later."""
 
@@ -86,6 +105,25 @@ class ClassView:
     joined: int
     following: int
     detached: int
+
+
+@dataclass(frozen=True)
+class ClassRound:
+    """One question round of a class.
+
+    ``number`` counts from 1; ``question`` is the state ``ask`` stored; ``choices`` how many it
+    offers; ``stage`` is ``OPEN``, ``REVEALED`` or ``CLOSED``; ``counts[i]`` seats answered
+    choice ``i`` (length ``choices``); ``answered`` seats answered at all (``sum(counts)``);
+    ``mine`` is the asking seat's answer (None: none, or no seat asked).
+    """
+
+    number: int
+    question: dict[str, str]
+    choices: int
+    stage: str
+    counts: tuple[int, ...]
+    answered: int
+    mine: int | None = None
 
 
 def _shown(value: object, limit: int = 40) -> str:
@@ -173,6 +211,25 @@ def decode_state(text: str) -> dict[str, str]:
     return json.loads(text)
 
 
+def _check_choices(choices: object) -> int:
+    if isinstance(choices, bool) or not isinstance(choices, int) or not 2 <= choices <= MAX_CHOICES:
+        raise ValueError(f"a question has 2-{MAX_CHOICES} choices, got {_shown(choices)}")
+    return choices
+
+
+def _check_choice(choice: object) -> int:
+    """A choice index from a student (its range is checked against the round, in the store)."""
+    if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < MAX_CHOICES:
+        raise ValueError(f"an answer is a choice index 0-{MAX_CHOICES - 1}, got {_shown(choice)}")
+    return choice
+
+
+def _check_round(number: object) -> int:
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_ROUNDS:
+        raise ValueError(f"a round number is 1-{MAX_ROUNDS}, got {_shown(number)}")
+    return number
+
+
 def _check_ttl(ttl_s: float) -> float:
     if not isinstance(ttl_s, (int, float)) or not ttl_s > 0:
         raise ValueError(f"ttl_s is a positive number of seconds, got {_shown(ttl_s)}")
@@ -230,6 +287,39 @@ class ClassStore(ABC):
     def end_class(self, code: str, teacher_key: str) -> None:
         """Remove the class and its seats (``PermissionError`` for a wrong key)."""
 
+    @abstractmethod
+    def ask(self, code: str, teacher_key: str, question: Mapping[str, str], choices: int) -> int:
+        """Open a new round with ``question`` (state, as ``publish`` takes) of ``choices``
+        choices; returns its number. A round still open before it closes. Moves the version (a
+        student's poll sees it). ``PermissionError`` for a wrong key, ``TooManyRounds`` past
+        ``MAX_ROUNDS``."""
+
+    @abstractmethod
+    def answer(self, code: str, seat: str, number: int, choice: int) -> None:
+        """Record ``seat``'s answer ``choice`` to round ``number``, replacing its earlier one
+        (one answer per seat per round). ``SeatNotFound`` for a seat not in the class,
+        ``RoundClosed`` unless ``number`` is the newest round and open, ``ValueError`` for a
+        choice the round does not offer. The version does not move (answers are counted, not
+        shown to students)."""
+
+    @abstractmethod
+    def reveal(self, code: str, teacher_key: str, number: int) -> int:
+        """Reveal round ``number`` (the newest, open): it takes no more answers. Returns the new
+        version. ``RoundClosed`` otherwise, ``PermissionError`` for a wrong key."""
+
+    @abstractmethod
+    def close_round(self, code: str, teacher_key: str, number: int) -> int:
+        """Take round ``number`` (the newest) off the students' pages; its counts stay. Returns
+        the new version. ``RoundClosed`` when it is not the newest or already closed."""
+
+    @abstractmethod
+    def current_round(self, code: str, seat: str | None = None) -> ClassRound | None:
+        """The newest round with its counts (and ``seat``'s answer), or None before any."""
+
+    @abstractmethod
+    def rounds(self, code: str) -> tuple[ClassRound, ...]:
+        """Every round of the class, oldest first, with its counts (the class's results)."""
+
 
 # --- SQLite -----------------------------------------------------------------------------------
 
@@ -248,7 +338,23 @@ CREATE TABLE IF NOT EXISTS seats (
     following INTEGER NOT NULL,
     PRIMARY KEY (code, seat)
 );
+CREATE TABLE IF NOT EXISTS rounds (
+    code TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    choices INTEGER NOT NULL,
+    stage TEXT NOT NULL,
+    PRIMARY KEY (code, number)
+);
+CREATE TABLE IF NOT EXISTS answers (
+    code TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    seat TEXT NOT NULL,
+    choice INTEGER NOT NULL,
+    PRIMARY KEY (code, number, seat)
+);
 """
+_CLASS_TABLES = ("seats", "rounds", "answers")
 
 
 class SQLiteClassStore(ClassStore):
@@ -347,8 +453,10 @@ class SQLiteClassStore(ClassStore):
 
     @staticmethod
     def _delete(connection: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
-        connection.execute(f"DELETE FROM seats WHERE code IN (SELECT code FROM classes {where})",
-                           args)
+        for table in _CLASS_TABLES:
+            connection.execute(
+                f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes {where})", args
+            )
         connection.execute(f"DELETE FROM classes {where}", args)
 
     def _drop_expired(self, connection: sqlite3.Connection, code: str, now: float) -> None:
@@ -460,28 +568,142 @@ class SQLiteClassStore(ClassStore):
                 raise PermissionError(f"that is not the teacher key of class {code}")
             self._delete(connection, "WHERE code = ?", (code,))
 
+    def _as_teacher(self, connection: sqlite3.Connection, code: str, teacher_key: str,
+                    now: float) -> int:  # fmt: skip
+        """The class's version, once ``teacher_key`` is shown to be its teacher's."""
+        self._drop_expired(connection, code, now)
+        digest, version, _ = self._live(connection, code, now)
+        if not key_matches(teacher_key, digest):
+            raise PermissionError(f"that is not the teacher key of class {code}")
+        return version
+
+    def _bump(self, connection: sqlite3.Connection, code: str, version: int, now: float) -> int:
+        connection.execute("UPDATE classes SET version = ?, expires_at = ? WHERE code = ?",
+                           (version + 1, now + self.ttl_s, code))  # fmt: skip
+        return version + 1
+
+    @staticmethod
+    def _newest(connection: sqlite3.Connection, code: str) -> tuple[Any, ...] | None:
+        """The newest round ``(number, question, choices, stage)``, or None."""
+        return connection.execute(
+            "SELECT number, question, choices, stage FROM rounds WHERE code = ? "
+            "ORDER BY number DESC LIMIT 1", (code,)
+        ).fetchone()
+
+    def ask(self, code: str, teacher_key: str, question: Mapping[str, str], choices: int) -> int:
+        code, choices = parse_code(code), _check_choices(choices)
+        text = encode_state(question)
+        with self._session(write=True) as connection:
+            now = time.time()
+            version = self._as_teacher(connection, code, teacher_key, now)
+            newest = self._newest(connection, code)
+            number = 1 if newest is None else newest[0] + 1
+            if number > MAX_ROUNDS:
+                raise TooManyRounds(f"class {code} already asked {MAX_ROUNDS} rounds")
+            connection.execute("UPDATE rounds SET stage = ? WHERE code = ? AND stage = ?",
+                               (CLOSED, code, OPEN))  # fmt: skip
+            connection.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?)",
+                               (code, number, text, choices, OPEN))  # fmt: skip
+            self._bump(connection, code, version, now)
+            return number
+
+    def answer(self, code: str, seat: str, number: int, choice: int) -> None:
+        code, seat = parse_code(code), parse_seat(seat)
+        number, choice = _check_round(number), _check_choice(choice)
+        with self._session(write=True) as connection:
+            now = time.time()
+            self._drop_expired(connection, code, now)
+            self._live(connection, code, now)
+            if connection.execute("SELECT 1 FROM seats WHERE code = ? AND seat = ?",
+                                  (code, seat)).fetchone() is None:  # fmt: skip
+                raise SeatNotFound(f"class {code} has no seat {seat}")
+            newest = self._newest(connection, code)
+            if newest is None or newest[0] != number or newest[3] != OPEN:
+                raise RoundClosed(f"round {number} of class {code} is not taking answers")
+            if choice >= newest[2]:
+                raise ValueError(f"round {number} offers choices 0-{newest[2] - 1}, got {choice}")
+            connection.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?)",
+                               (code, number, seat, choice))  # fmt: skip
+            self._refresh(connection, code, now)
+
+    def _move_round(self, code: str, teacher_key: str, number: int, stage: str) -> int:
+        code, number = parse_code(code), _check_round(number)
+        with self._session(write=True) as connection:
+            now = time.time()
+            version = self._as_teacher(connection, code, teacher_key, now)
+            newest = self._newest(connection, code)
+            allowed = (OPEN,) if stage == REVEALED else (OPEN, REVEALED)
+            if newest is None or newest[0] != number or newest[3] not in allowed:
+                raise RoundClosed(f"round {number} of class {code} cannot become {stage}")
+            connection.execute("UPDATE rounds SET stage = ? WHERE code = ? AND number = ?",
+                               (stage, code, number))  # fmt: skip
+            return self._bump(connection, code, version, now)
+
+    def reveal(self, code: str, teacher_key: str, number: int) -> int:
+        return self._move_round(code, teacher_key, number, REVEALED)
+
+    def close_round(self, code: str, teacher_key: str, number: int) -> int:
+        return self._move_round(code, teacher_key, number, CLOSED)
+
+    @staticmethod
+    def _round(connection: sqlite3.Connection, code: str, row: tuple[Any, ...],
+               seat: str | None) -> ClassRound:  # fmt: skip
+        number, text, choices, stage = row
+        counts = [0] * choices
+        for choice, count in connection.execute(
+            "SELECT choice, COUNT(*) FROM answers WHERE code = ? AND number = ? GROUP BY choice",
+            (code, number),
+        ):
+            counts[choice] = count
+        mine = None
+        if seat is not None:
+            found = connection.execute(
+                "SELECT choice FROM answers WHERE code = ? AND number = ? AND seat = ?",
+                (code, number, seat),
+            ).fetchone()
+            mine = None if found is None else found[0]
+        return ClassRound(number, decode_state(text), choices, stage, tuple(counts),
+                          sum(counts), mine)  # fmt: skip
+
+    def current_round(self, code: str, seat: str | None = None) -> ClassRound | None:
+        code = parse_code(code)
+        seat = None if seat is None else parse_seat(seat)
+        with self._session(write=False) as connection:
+            self._live(connection, code, time.time())
+            newest = self._newest(connection, code)
+            return None if newest is None else self._round(connection, code, newest, seat)
+
+    def rounds(self, code: str) -> tuple[ClassRound, ...]:
+        code = parse_code(code)
+        with self._session(write=False) as connection:
+            self._live(connection, code, time.time())
+            rows = connection.execute(
+                "SELECT number, question, choices, stage FROM rounds WHERE code = ? "
+                "ORDER BY number", (code,)
+            ).fetchall()
+            return tuple(self._round(connection, code, row, None) for row in rows)
+
 
 # --- Redis ------------------------------------------------------------------------------------
 
 # Each script checks and writes in one step (Redis runs a script alone), so the seat cap holds
 # under concurrent joins and a class that expired or ended between two calls is not revived.
-# KEYS[1] is the class hash, KEYS[2] its seats hash; both share one hash tag (one cluster slot).
+# KEYS are the class hash, its seats hash, its rounds hash and its answers hash; all share one
+# hash tag (one cluster slot), and every write moves the expiry of all four.
 _JOIN = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then
   if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[2]) then return -2 end
   redis.call('HSET', KEYS[2], ARGV[1], '1')
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return tonumber(redis.call('HGET', KEYS[2], ARGV[1]))
 """
 _SET_FOLLOWING = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return -3 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return 1
 """
 # ARGV[1] is the key digest the caller already compared in constant time; checking it again
@@ -490,30 +712,94 @@ _PUBLISH = """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'state', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return version
 """
 _END = """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', unpack(KEYS))
 return 1
 """
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'key', ARGV[1], 'version', 0, 'state', '{}')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
+"""
+
+# The rounds hash: "n" (newest round), and per round N "q:N" question, "c:N" choices, "s:N"
+# stage, "a:N" seats answered, "k:N:I" answers of choice I. The answers hash: "N:SEAT" -> choice.
+# Counts move in the same script as the answer, so a tally is a few fields, never a scan.
+_ASK = """
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
+local n = tonumber(redis.call('HGET', KEYS[3], 'n') or '0')
+if n >= tonumber(ARGV[4]) then return -2 end
+if n > 0 and redis.call('HGET', KEYS[3], 's:' .. n) == 'open' then
+  redis.call('HSET', KEYS[3], 's:' .. n, 'closed')
+end
+n = n + 1
+redis.call('HSET', KEYS[3], 'n', n, 'q:' .. n, ARGV[2], 'c:' .. n, ARGV[3], 's:' .. n, 'open',
+           'a:' .. n, 0)
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+return n
+"""
+_ANSWER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return -3 end
+local n = redis.call('HGET', KEYS[3], 'n')
+if n ~= ARGV[2] or redis.call('HGET', KEYS[3], 's:' .. n) ~= 'open' then return -4 end
+if tonumber(ARGV[3]) >= tonumber(redis.call('HGET', KEYS[3], 'c:' .. n)) then return -5 end
+local field = n .. ':' .. ARGV[1]
+local old = redis.call('HGET', KEYS[4], field)
+if old then
+  redis.call('HINCRBY', KEYS[3], 'k:' .. n .. ':' .. old, -1)
+else
+  redis.call('HINCRBY', KEYS[3], 'a:' .. n, 1)
+end
+redis.call('HSET', KEYS[4], field, ARGV[3])
+redis.call('HINCRBY', KEYS[3], 'k:' .. n .. ':' .. ARGV[3], 1)
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+return 1
+"""
+_MOVE_ROUND = """
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return -1 end
+local n = redis.call('HGET', KEYS[3], 'n')
+if n ~= ARGV[2] then return -4 end
+local stage = redis.call('HGET', KEYS[3], 's:' .. n)
+if stage == 'closed' or (ARGV[3] == 'revealed' and stage ~= 'open') then return -4 end
+redis.call('HSET', KEYS[3], 's:' .. n, ARGV[3])
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+return version
+"""
+# Reads a round in one step: {number, question, choices, stage, answered, mine, count...}
+# (ARGV[1] is the round, "" for the newest; ARGV[2] a seat or "").
+_READ_ROUND = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local n = ARGV[1]
+if n == '' then n = redis.call('HGET', KEYS[3], 'n') end
+if not n or n == '0' then return 0 end
+local c = tonumber(redis.call('HGET', KEYS[3], 'c:' .. n))
+local fields = {'q:' .. n, 's:' .. n, 'a:' .. n}
+for i = 0, c - 1 do fields[#fields + 1] = 'k:' .. n .. ':' .. i end
+local values = redis.call('HMGET', KEYS[3], unpack(fields))
+local mine = ''
+if ARGV[2] ~= '' then mine = redis.call('HGET', KEYS[4], n .. ':' .. ARGV[2]) or '' end
+local out = {n, values[1], c, values[2], values[3] or '0', mine}
+for i = 4, #values do out[#out + 1] = values[i] or '0' end
+return out
 """
 
 
 class RedisClassStore(ClassStore):
     """The class store in Redis (``redis://host:6379/0``), for replicas on several machines.
 
-    A class is two hashes, ``tp:class:{CODE}`` (key digest, version, state) and
-    ``tp:class:{CODE}:seats`` (seat -> "1" following / "0" detached); every write sets both to
-    expire ``ttl_s`` after it. Connection and socket timeouts are ``timeout_s``, so a store that
+    A class is four hashes, ``tp:class:{CODE}`` (key digest, version, state),
+    ``tp:class:{CODE}:seats`` (seat -> "1" following / "0" detached), ``...:rounds`` and
+    ``...:answers`` (below); every write sets all four to expire ``ttl_s`` after it.
+    Connection and socket timeouts are ``timeout_s``, so a store that
     is down is reported within a few seconds; the client reconnects by itself when it is back.
     """
 
@@ -533,7 +819,9 @@ class RedisClassStore(ClassStore):
         )
         self._scripts = {name: self._redis.register_script(source) for name, source in
                          (("join", _JOIN), ("follow", _SET_FOLLOWING), ("publish", _PUBLISH),
-                          ("end", _END), ("create", _CREATE))}
+                          ("end", _END), ("create", _CREATE), ("ask", _ASK),
+                          ("answer", _ANSWER), ("move", _MOVE_ROUND),
+                          ("read_round", _READ_ROUND))}
         # The URL may carry a password: messages name only the host.
         kwargs = self._redis.connection_pool.connection_kwargs
         self._where = f"{kwargs.get('host', kwargs.get('path', 'redis'))}:{kwargs.get('port', '')}"
@@ -544,7 +832,8 @@ class RedisClassStore(ClassStore):
 
     @staticmethod
     def _keys(code: str) -> list[str]:
-        return [f"tp:class:{{{code}}}", f"tp:class:{{{code}}}:seats"]
+        base = f"tp:class:{{{code}}}"
+        return [base, f"{base}:seats", f"{base}:rounds", f"{base}:answers"]
 
     @contextmanager
     def _reaching(self) -> Iterator[None]:
@@ -617,7 +906,7 @@ class RedisClassStore(ClassStore):
 
     def read(self, code: str) -> ClassView:
         code = parse_code(code)
-        class_key, seats_key = self._keys(code)
+        class_key, seats_key, *_ = self._keys(code)
         with self._reaching():
             pipe = self._redis.pipeline(transaction=True)
             pipe.hmget(class_key, "version", "state")
@@ -643,6 +932,78 @@ class RedisClassStore(ClassStore):
         with self._reaching():
             if self._scripts["end"](keys=self._keys(code), args=[digest]) == -1:
                 raise ClassNotFound(f"no class has the code {code}")
+
+    def ask(self, code: str, teacher_key: str, question: Mapping[str, str], choices: int) -> int:
+        code, choices = parse_code(code), _check_choices(choices)
+        text = encode_state(question)
+        digest = self._teacher(code, teacher_key)
+        with self._reaching():
+            number = self._scripts["ask"](keys=self._keys(code),
+                                          args=[digest, text, choices, MAX_ROUNDS, self._ttl_ms])
+        if number == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if number == -2:
+            raise TooManyRounds(f"class {code} already asked {MAX_ROUNDS} rounds")
+        return int(number)
+
+    def answer(self, code: str, seat: str, number: int, choice: int) -> None:
+        code, seat = parse_code(code), parse_seat(seat)
+        number, choice = _check_round(number), _check_choice(choice)
+        with self._reaching():
+            result = self._scripts["answer"](keys=self._keys(code),
+                                             args=[seat, number, choice, self._ttl_ms])
+        if result == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if result == -3:
+            raise SeatNotFound(f"class {code} has no seat {seat}")
+        if result == -4:
+            raise RoundClosed(f"round {number} of class {code} is not taking answers")
+        if result == -5:
+            raise ValueError(f"round {number} of class {code} does not offer choice {choice}")
+
+    def _move_round(self, code: str, teacher_key: str, number: int, stage: str) -> int:
+        code, number = parse_code(code), _check_round(number)
+        digest = self._teacher(code, teacher_key)
+        with self._reaching():
+            version = self._scripts["move"](keys=self._keys(code),
+                                            args=[digest, number, stage, self._ttl_ms])
+        if version == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if version == -4:
+            raise RoundClosed(f"round {number} of class {code} cannot become {stage}")
+        return int(version)
+
+    def reveal(self, code: str, teacher_key: str, number: int) -> int:
+        return self._move_round(code, teacher_key, number, REVEALED)
+
+    def close_round(self, code: str, teacher_key: str, number: int) -> int:
+        return self._move_round(code, teacher_key, number, CLOSED)
+
+    def _read_round(self, code: str, number: int | None, seat: str | None) -> ClassRound | None:
+        with self._reaching():
+            found = self._scripts["read_round"](
+                keys=self._keys(code), args=["" if number is None else number, seat or ""]
+            )
+        if found == -1:
+            raise ClassNotFound(f"no class has the code {code}")
+        if found == 0:
+            return None
+        number_text, text, choices, stage, answered, mine, *counts = found
+        return ClassRound(int(number_text), decode_state(text), int(choices), stage,
+                          tuple(int(count) for count in counts), int(answered),
+                          None if mine == "" else int(mine))  # fmt: skip
+
+    def current_round(self, code: str, seat: str | None = None) -> ClassRound | None:
+        code = parse_code(code)
+        return self._read_round(code, None, None if seat is None else parse_seat(seat))
+
+    def rounds(self, code: str) -> tuple[ClassRound, ...]:
+        code = parse_code(code)
+        newest = self._read_round(code, None, None)
+        if newest is None:
+            return ()
+        earlier = (self._read_round(code, number, None) for number in range(1, newest.number))
+        return (*(found for found in earlier if found is not None), newest)
 
 
 # --- Choosing a store -------------------------------------------------------------------------

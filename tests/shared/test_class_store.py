@@ -18,17 +18,21 @@ import redis
 from core.class_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    MAX_ROUNDS,
     MAX_SEATS,
     MAX_STATE_BYTES,
     SEAT_LENGTH,
     ClassFull,
     ClassNotFound,
+    ClassRound,
     ClassStore,
     ClassView,
     RedisClassStore,
+    RoundClosed,
     SeatNotFound,
     SQLiteClassStore,
     StoreUnavailable,
+    TooManyRounds,
     new_seat,
     open_store,
     parse_code,
@@ -73,7 +77,7 @@ def footprint(store: ClassStore) -> int:
     if isinstance(store, SQLiteClassStore):
         with sqlite3.connect(store.path) as connection:
             return sum(connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                       for table in ("classes", "seats"))
+                       for table in ("classes", "seats", "rounds", "answers"))
     return store._redis.dbsize()
 
 
@@ -266,6 +270,153 @@ def _closed_port() -> int:
     from testing.servers import free_port
 
     return free_port()
+
+
+QUESTION = {"slug": "warp", "key": "top-left", "question": '{"prompt":{"t":"Where?"}}'}
+
+
+def class_with_seats(store: ClassStore, n: int) -> tuple[str, str, list[str]]:
+    code, key = store.create_class()
+    seats = [new_seat() for _ in range(n)]
+    for seat in seats:
+        store.join(code, seat)
+    return code, key, seats
+
+
+class TestRounds:
+    """Asking, answering, revealing: one answer per seat per round, counted exactly."""
+
+    def test_ask_answer_change_reveal_close(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 4)
+        assert store.current_round(code) is None and store.rounds(code) == ()
+        assert store.ask(code, key, QUESTION, 3) == 1
+        assert store.version(code) == 1, "a student's poll sees a new question"
+        assert store.current_round(code) == ClassRound(1, QUESTION, 3, "open", (0, 0, 0), 0)
+        store.answer(code, seats[0], 1, 2)
+        store.answer(code, seats[1], 1, 2)
+        store.answer(code, seats[2], 1, 0)
+        store.answer(code, seats[0], 1, 1)  # changed their mind: still one answer
+        assert store.version(code) == 1, "answers do not move every student's poll"
+        now = store.current_round(code, seats[0])
+        assert (now.counts, now.answered, now.mine) == ((1, 1, 1), 3, 1)
+        assert store.current_round(code, seats[3]).mine is None
+        assert store.reveal(code, key, 1) == 2
+        with pytest.raises(RoundClosed):
+            store.answer(code, seats[3], 1, 0)  # after the reveal
+        with pytest.raises(RoundClosed):
+            store.answer(code, seats[0], 1, 2)  # nor a change
+        with pytest.raises(RoundClosed):
+            store.reveal(code, key, 1)
+        assert store.current_round(code).stage == "revealed"
+        assert store.close_round(code, key, 1) == 3
+        assert store.current_round(code).stage == "closed"
+        with pytest.raises(RoundClosed):
+            store.close_round(code, key, 1)
+        assert store.current_round(code).counts == (1, 1, 1), "a closed round keeps its counts"
+
+    def test_a_second_round_sits_beside_the_first(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 3)
+        store.ask(code, key, QUESTION, 2)
+        for seat in seats:
+            store.answer(code, seat, 1, 0)
+        assert store.ask(code, key, QUESTION, 2) == 2  # asked again before the reveal
+        with pytest.raises(RoundClosed):
+            store.answer(code, seats[0], 1, 1)  # the first round closed when the second opened
+        for seat, choice in zip(seats, (1, 1, 0), strict=True):
+            store.answer(code, seat, 2, choice)
+        first, second = store.rounds(code)
+        assert (first.number, first.stage, first.counts, first.answered) == (1, "closed", (3, 0), 3)
+        assert (second.number, second.stage, second.counts) == (2, "open", (1, 2))
+        assert store.current_round(code) == second
+
+    def test_answers_from_outside_the_class_or_round_are_refused(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 1)
+        with pytest.raises(RoundClosed):
+            store.answer(code, seats[0], 1, 0)  # nothing asked yet
+        store.ask(code, key, QUESTION, 3)
+        with pytest.raises(SeatNotFound):
+            store.answer(code, new_seat(), 1, 0)  # a session that never joined
+        with pytest.raises(RoundClosed):
+            store.answer(code, seats[0], 2, 0)  # a round that is not open
+        with pytest.raises(ValueError):
+            store.answer(code, seats[0], 1, 3)  # a choice the question does not offer
+        other_code, _, _ = class_with_seats(store, 0)
+        with pytest.raises(SeatNotFound):
+            store.answer(other_code, seats[0], 1, 0)  # a seat of another class
+        for number, choice in ((0, 0), (True, 0), (1, -1), (1, 99), ("1", 0), (1, 1.0),
+                               (MAX_ROUNDS + 1, 0), (1, None)):  # fmt: skip
+            with pytest.raises(ValueError):
+                store.answer(code, seats[0], number, choice)
+        for hostile in HOSTILE[:8]:
+            with pytest.raises(ValueError):
+                store.answer(code, hostile, 1, 0)
+        assert store.current_round(code).answered == 0
+
+    def test_only_the_teacher_asks_reveals_and_closes(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 1)
+        for forged in ("", key[:-1], key + "x", "A" * 5000, seats[0]):
+            with pytest.raises(PermissionError):
+                store.ask(code, forged, QUESTION, 2)
+        store.ask(code, key, QUESTION, 2)
+        for call in (store.reveal, store.close_round):
+            with pytest.raises(PermissionError):
+                call(code, seats[0], 1)
+        assert store.current_round(code).stage == "open" and store.version(code) == 1
+        for choices in (1, 7, 2.0, True, "3"):
+            with pytest.raises(ValueError):
+                store.ask(code, key, QUESTION, choices)
+        with pytest.raises(ValueError):
+            store.ask(code, key, {"question": "x" * (MAX_STATE_BYTES + 1)}, 2)
+
+    def test_rounds_are_capped(self, store: ClassStore):
+        code, key, _ = class_with_seats(store, 0)
+        for _ in range(MAX_ROUNDS):
+            store.ask(code, key, QUESTION, 2)
+        with pytest.raises(TooManyRounds):
+            store.ask(code, key, QUESTION, 2)
+        assert len(store.rounds(code)) == MAX_ROUNDS
+
+    def test_fifty_seats_answering_at_once_are_counted_exactly(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 50)
+        store.ask(code, key, QUESTION, 4)
+        first = {seat: i % 4 for i, seat in enumerate(seats)}
+        final = {seat: (i * 7) % 4 for i, seat in enumerate(seats)}
+
+        def vote(seat: str) -> None:
+            store.answer(code, seat, 1, first[seat])
+            store.answer(code, seat, 1, final[seat])  # some change their answer
+            store.answer(code, seat, 1, final[seat])  # a reload sends it again
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(vote, seats))
+        expected = tuple(sum(1 for choice in final.values() if choice == i) for i in range(4))
+        now = store.current_round(code)
+        assert now.counts == expected and now.answered == 50
+
+    def test_ending_a_class_removes_its_rounds(self, store: ClassStore):
+        code, key, seats = class_with_seats(store, 2)
+        store.ask(code, key, QUESTION, 2)
+        store.answer(code, seats[0], 1, 1)
+        store.end_class(code, key)
+        with pytest.raises(ClassNotFound):
+            store.current_round(code)
+        with pytest.raises(ClassNotFound):
+            store.answer(code, seats[1], 1, 0)
+        assert footprint(store) == 0
+
+    def test_rounds_expire_with_their_class(self, make_store: StoreFactory):
+        store = make_store(ttl_s=0.5)
+        code, key, seats = class_with_seats(store, 2)
+        store.ask(code, key, QUESTION, 2)
+        store.answer(code, seats[0], 1, 1)
+        time.sleep(0.8)
+        with pytest.raises(ClassNotFound):
+            store.rounds(code)
+        if isinstance(store, SQLiteClassStore):
+            store.create_class()  # the sweep on create removes what expired
+            assert footprint(store) == 1
+        else:
+            assert footprint(store) == 0
 
 
 def test_parse_accepts_what_the_store_hands_out():
