@@ -13,6 +13,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
+from ui.class_questions import show_class_question
 from ui.classroom import finish_class_run, start_class_run
 from ui.gc_freeze import after_script_run
 from ui.i18n import start_language
@@ -40,8 +41,10 @@ with turn_released():
     except StopException:  # a page stopped at an error message: the link is still reported
         report_link(link)
         finish_class_run(class_places)
+        show_class_question(class_places)
         raise
     finally:
         after_script_run()  # freeze new modules, collect now and then: ui/gc_freeze.py
 report_link(link)  # notice for what the link could not set, and "Link to this view"
 finish_class_run(class_places)  # publish the teacher's view, or detach a student who moved
+show_class_question(class_places)  # a question asked of the class: ui/class_questions.py

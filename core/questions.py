@@ -180,21 +180,22 @@ def question_from_state(state: Mapping[str, str]) -> tuple[str, Question]:
 # --- A class's results --------------------------------------------------------------------------
 
 RESULT_COLUMNS = ("round", "page", "question_key", "question", "choice", "choice_text",
-                  "correct", "count", "answered", "revealed")  # fmt: skip
+                  "correct", "count", "answered", "stage")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class RoundResult:
     """One round of a class question: its number, page, question, answer counts per choice
-    (``counts[i]`` seats chose choice ``i``), how many seats answered, and whether it was
-    revealed."""
+    (``counts[i]`` seats chose choice ``i``), how many seats answered, and its stage when the
+    results were read (``"open"``, ``"revealed"``, or ``"closed"``: taken off the pages, or
+    replaced by the next question)."""
 
     number: int
     slug: str
     question: Question
     counts: tuple[int, ...]
     answered: int
-    revealed: bool
+    stage: str
 
 
 def _yes(flag: bool) -> str:
@@ -215,6 +216,6 @@ def results_csv(rounds: Sequence[RoundResult]) -> str:
             writer.writerow([
                 result.number, result.slug, question.key, str(question.prompt), index + 1,
                 str(choice.text), _yes(index == question.answer), count, result.answered,
-                _yes(result.revealed),
+                result.stage,
             ])  # fmt: skip
     return out.getvalue()

@@ -102,7 +102,8 @@ class Membership:
     student. ``applied`` is the class version whose view the student last opened, ``target``
     that view, ``opened`` the student's view right after opening it (``None`` until that run
     ended), ``reopened`` the version opened a second time, ``published`` the teacher's last
-    published view. ``lost`` says the last store call failed."""
+    published view. ``lost`` says the last store call failed. ``seen`` is the class version
+    a student exploring alone last saw (a new one may be a question)."""
 
     code: str
     teacher_key: str | None = None
@@ -119,6 +120,7 @@ class Membership:
     lost: bool = False
     polling: float | None = None
     counts: tuple[int, int, int] | None = field(default=None)
+    seen: int = -1
 
     @property
     def is_teacher(self) -> bool:
@@ -144,22 +146,32 @@ def class_store() -> ClassStore:
 
 
 @contextmanager
-def _guarded(member: Membership) -> Iterator[None]:
+def guarded(member: Membership) -> Iterator[None]:
     """Run store calls for ``member``: a store that is down marks the class connection lost
     (the section says so and the poll retries); a class that ended or expired leaves it."""
     try:
         yield
     except (StoreUnavailable, ValueError):
         member.lost = True
-        raise _Handled from None
+        raise Handled from None
     except (ClassNotFound, SeatNotFound, PermissionError):
         _leave(_("This class has ended or expired: the page works without a class."))
-        raise _Handled from None
+        raise Handled from None
     member.lost = False
 
 
-class _Handled(Exception):
+class Handled(Exception):
     """A store failure already turned into what the section shows."""
+
+
+def tell(notice: str) -> None:
+    """Show ``notice`` (translated) as a toast on this session's next run."""
+    st.session_state[_NOTICE] = notice
+
+
+def current_slug() -> str:
+    """The page this run shows (its URL slug)."""
+    return st.session_state.get(_SLUG, "")
 
 
 def current_member() -> Membership | None:
@@ -183,8 +195,8 @@ def _leave(notice: str | None = None) -> None:
 
 @dataclass(frozen=True)
 class ClassPlaces:
-    """Where this run draws the class: the top of the sidebar, and for a student a line above
-    the page (on a phone the sidebar is folded away)."""
+    """Where this run draws the class: the top of the sidebar, and above the page a student's
+    line and question (on a phone the sidebar is folded away) or the teacher's tally."""
 
     sidebar: Any
     banner: Any | None
@@ -199,7 +211,7 @@ def start_class_run(slug: str) -> ClassPlaces:
     if member is not None:
         _keep_up(member)
     member = current_member()
-    banner = st.container() if member is not None and not member.is_teacher else None
+    banner = st.container() if member is not None else None
     places = ClassPlaces(st.sidebar.container(), banner)
     if member is not None:
         # The poll is set up before the page runs: a run cut short by the next request (a
@@ -286,26 +298,26 @@ def _start_student(code: str, seat: str | None) -> None:
 def _join(member: Membership) -> None:
     """Take the student's seat (again, after a reload or a failover: the same seat)."""
     try:
-        with _guarded(member):
+        with guarded(member):
             member.following = class_store().join(member.code, member.seat)
             member.joined = True
     except ClassFull:
         _leave(_("Class {code} is full: the page works without a class.").format(
             code=member.code))  # fmt: skip
-    except _Handled:
+    except Handled:
         pass
 
 
 def _follow(member: Membership) -> None:
     """Open the teacher's view when the class moved past the one this student last opened."""
     try:
-        with _guarded(member):
+        with guarded(member):
             store = class_store()
             version = store.version(member.code)
             if version == member.applied:
                 return
             state = store.read(member.code).state
-    except _Handled:
+    except Handled:
         return
     member.applied = version
     try:
@@ -400,10 +412,10 @@ def _publish(member: Membership) -> None:
                    "the previous one."), icon=":material/link_off:")  # fmt: skip
         return
     try:
-        with _guarded(member):
+        with guarded(member):
             class_store().publish(member.code, member.teacher_key, view_state(view))
             member.published = view
-    except _Handled:
+    except Handled:
         pass
 
 
@@ -431,10 +443,12 @@ def _set_following(member: Membership, following: bool) -> None:
     member.following = following
     if following:
         member.applied, member.opened = -1, None  # open the teacher's current view
+    else:
+        member.seen = member.applied  # a question asked from now on reruns the page
     try:
-        with _guarded(member):
+        with guarded(member):
             class_store().set_following(member.code, member.seat, following)
-    except _Handled:
+    except Handled:
         pass
 
 
@@ -524,13 +538,9 @@ def _class_section(places: ClassPlaces) -> None:
 
 
 def _poll_interval(member: Membership) -> float | None:
-    """Seconds between polls: the teacher's counts, a following student's version; a student
-    exploring alone polls only to retry a store that was down."""
-    if member.is_teacher:
-        return TEACHER_POLL_S
-    if member.following or member.lost or not member.joined:
-        return STUDENT_POLL_S
-    return None
+    """Seconds between polls: the teacher's counts, a student's class version (a following
+    student opens the teacher's view; every student sees a question asked or revealed)."""
+    return TEACHER_POLL_S if member.is_teacher else STUDENT_POLL_S
 
 
 def _outside() -> None:
@@ -684,10 +694,10 @@ def _poll(run_every: float | None) -> None:
 
 def _teacher_tick(member: Membership) -> None:
     try:
-        with _guarded(member):
+        with guarded(member):
             view = class_store().read(member.code)
             member.counts = (view.joined, view.following, view.detached)
-    except _Handled:
+    except Handled:
         if current_member() is None:
             st.rerun()  # the class ended or expired: the section says so
         return
@@ -704,9 +714,23 @@ def _student_tick(member: Membership) -> None:
             st.rerun()
         return
     if not member.following:
-        if member.polling is not None:  # detached after this timer was set: drop it
-            st.rerun()
+        _watch(member)
         return
+    applied = member.applied
     _follow(member)  # opens the teacher's view at once when the class moved
-    if current_member() is None or member.lost != was_lost:
-        st.rerun()  # the class ended, or its connection came or went: the section says so
+    if current_member() is None or member.lost != was_lost or member.applied != applied:
+        # the class ended, or its connection came or went: the section says so; or the class
+        # moved without the view changing: a question was asked, revealed or closed
+        st.rerun()
+
+
+def _watch(member: Membership) -> None:
+    """A student exploring alone: rerun when the class moved (a question asked or revealed)."""
+    try:
+        with guarded(member):
+            version = class_store().version(member.code)
+    except Handled:
+        return
+    seen, member.seen = member.seen, version
+    if seen not in (-1, version):
+        st.rerun()

@@ -105,11 +105,11 @@ def test_state_that_is_not_a_question_is_a_value_error(state):
 
 def test_results_csv_has_a_row_per_round_and_choice_and_no_seats():
     q = question()
-    text = results_csv([RoundResult(1, "warp", q, (5, 3, 2), 10, True),
-                        RoundResult(2, "warp", q, (9, 1, 0), 10, False)])  # fmt: skip
+    text = results_csv([RoundResult(1, "warp", q, (5, 3, 2), 10, "revealed"),
+                        RoundResult(2, "warp", q, (9, 1, 0), 10, "open")])  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(text)))
     assert tuple(rows[0]) == RESULT_COLUMNS and len(rows) == 6
     assert [r["count"] for r in rows] == ["5", "3", "2", "9", "1", "0"]
     assert [r["correct"] for r in rows[:3]] == ["yes", "no", "no"]
     assert {r["question_key"] for r in rows} == {"top-left"}
-    assert rows[0]["choice_text"] == "to (3, 4)" and rows[3]["revealed"] == "no"
+    assert rows[0]["choice_text"] == "to (3, 4)" and rows[3]["stage"] == "open"
