@@ -275,13 +275,21 @@ def _answer_box(member: Membership, now: ClassRound, question: Question) -> None
         st.session_state[_ANSWERED_ROUND] = now.number
         st.session_state[ANSWER_KEY] = now.mine
     labels = [choice_label(question, i) for i in range(len(question.choices))]
-    st.radio(_("Your answer"), range(len(labels)), key=ANSWER_KEY,
-             format_func=labels.__getitem__, on_change=_on_answer, args=(now.number,))  # fmt: skip
-    if st.session_state.get(ANSWER_KEY) is None:
-        st.caption(_("Pick one: your teacher sees how many chose each answer, not who."))
-    else:
-        st.caption(_("Your answer is in. You can change it until your teacher reveals the "
-                     "answer."))  # fmt: skip
+
+    # A fragment: an answer reruns these few lines, not the student's page (fifty students
+    # answering at once would otherwise be fifty page runs on one server).
+    @st.fragment
+    def answer() -> None:
+        st.radio(_("Your answer"), range(len(labels)), index=None, key=ANSWER_KEY,
+                 format_func=labels.__getitem__, on_change=_on_answer,
+                 args=(now.number,))  # fmt: skip
+        if st.session_state.get(ANSWER_KEY) is None:
+            st.caption(_("Pick one: your teacher sees how many chose each answer, not who."))
+        else:
+            st.caption(_("Your answer is in. You can change it until your teacher reveals the "
+                         "answer."))  # fmt: skip
+
+    answer()
 
 
 def _on_answer(number: int) -> None:
