@@ -81,6 +81,22 @@ def ask_button(slug: str, question: Question) -> None:
                      "appears above your page. Reveal it there."))  # fmt: skip
 
 
+def answered_by_class(slug: str, question: Question) -> bool:
+    """Whether the class's newest round asked ``question`` on ``slug`` and is past its reveal
+    (the teacher's own preview of it then hides nothing)."""
+    member = current_member()
+    if member is None:
+        return False
+    try:
+        with guarded(member):
+            now = class_store().current_round(member.code)
+    except Handled:
+        return False
+    read = None if now is None else _read(now.question)
+    return (read is not None and now.stage != OPEN and read[0] == slug
+            and read[1].key == question.key)  # fmt: skip
+
+
 def _on_ask(slug: str, question: Question) -> None:
     member = current_member()
     if member is None or not member.is_teacher:

@@ -82,6 +82,8 @@ def _one_question(slug: str, question: Question) -> None:
              format_func=labels.__getitem__)  # fmt: skip
     if class_questions.teacher_in_class():
         class_questions.ask_button(slug, question)
+        if class_questions.answered_by_class(slug, question):
+            return  # the projector showed its answer: nothing left to hide
     else:
         st.button(_("Reveal"), key=REVEAL_KEY, type="primary", on_click=_reveal,
                   args=(fingerprint, answer_key), icon=":material/visibility:",

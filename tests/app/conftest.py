@@ -30,6 +30,14 @@ def _clear_streamlit_caches():
 
 
 @pytest.fixture
+def sqlite_class(tmp_path, monkeypatch):
+    """Sessions started in this test share a SQLite class store in ``tmp_path``."""
+    monkeypatch.setenv("TP_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("TP_CLASS_STORE", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def open_page() -> Callable[[str], AppTest]:
     """Return a function that starts app.py, switches to ``lessons/<slug>/page.py`` and runs it."""
 

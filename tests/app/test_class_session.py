@@ -29,14 +29,6 @@ from ui import classroom
 MEMBER = "_class.member"
 
 
-@pytest.fixture
-def sqlite_class(tmp_path, monkeypatch):
-    """Sessions started in this test share a SQLite class store in ``tmp_path``."""
-    monkeypatch.setenv("TP_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("TP_CLASS_STORE", raising=False)
-    return tmp_path
-
-
 def session(slug: str = "home", params: dict[str, str] | None = None) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
     at.query_params.update(params or {})
