@@ -169,3 +169,17 @@ def test_the_issue_pattern_finds_issue_numbers():
     assert ISSUE_NUMBER.search("# the legend moved (issue 12)")
     assert ISSUE_NUMBER.search('"""Issue 13: results are shared')
     assert not ISSUE_NUMBER.search("see pytorch/pytorch#4062")
+
+
+@pytest.mark.parametrize("spec", [HOME, *LESSONS], ids=lambda spec: spec.slug)
+def test_every_page_asks_its_own_questions_and_its_reference_lists_them(spec):
+    package = ROOT / "lessons" / spec.slug
+    tree = ast.parse((package / "questions.py").read_text(encoding="utf-8"))
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert "questions" in functions, f"lessons/{spec.slug}/questions.py defines questions()"
+    page = (package / "page.py").read_text(encoding="utf-8")
+    assert re.search(rf'predict_panel\([^)]*"{spec.slug}"', page), \
+        f"lessons/{spec.slug}/page.py shows its questions with ui.predict.predict_panel"
+    readme = (package / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"^#+ .*Questions", readme, re.M), \
+        f"lessons/{spec.slug}/README.md lists its questions"
