@@ -8,6 +8,7 @@ from core import environment, seeding
 from core.environment import collect_environment
 from core.notes import NotesCallout
 from core.text import N_
+from lessons.home.questions import questions
 from lessons.registry import LESSONS, available_lessons, lessons_markdown
 from ui.code import localized
 from ui.i18n import _, cite, ngettext, tr
@@ -15,6 +16,7 @@ from ui.image_input import image_input
 from ui.lesson import lazy_expander
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.pictures import show_image
+from ui.predict import predict_panel
 from ui.settings import Settings, current_settings
 from ui.tables import show_table
 from ui.turns import take_turn
@@ -38,6 +40,8 @@ st.markdown(
         "Every picture is computed by the real torch or OpenCV operation."
     )
 )
+# Reserved under the header for the questions (ui.predict), which the page fills last.
+predict_box = st.container(key="lesson-predict")
 take_turn()  # the header is on its way; the rest waits for this script's turn (ui/turns.py)
 
 
@@ -298,9 +302,10 @@ def _choosing_gpus(callouts: dict[str, NotesCallout]) -> None:
                 st.code(case.run.error or case.run.stderr[-2000:], language="text", wrap_lines=True)
     else:
         st.caption(_("Starts four Python processes: a few seconds."))
-    gpus_box = lazy_expander(
-        N_("The notes on choosing GPUs, checked against torch today"), key="home.gpus_box"
-    )
+    with st.container(key="home-gpus-notes"):  # a question hides it: it says which GPU
+        gpus_box = lazy_expander(
+            N_("The notes on choosing GPUs, checked against torch today"), key="home.gpus_box"
+        )
     if gpus_box is not None:
         with gpus_box:
             notes_callout(callouts["cuda_visible_devices_order"])
@@ -382,9 +387,12 @@ _pages()
 _lessons()
 _environment(settings)
 callouts = callouts_of("core.environment")
-_reproducibility(settings)
+with st.container(key="home-reproducibility"):  # the keyed parts: what the questions hide
+    _reproducibility(settings)
 _cudnn_option(settings)
-_seeding_recipes(settings, callouts)
+with st.container(key="home-recipes"):
+    _seeding_recipes(settings, callouts)
 _choosing_gpus(callouts)
 _collect_env_section(callouts)
 _image_input()
+predict_panel(predict_box, "home", lambda: questions(settings.seed))
