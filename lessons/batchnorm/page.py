@@ -17,6 +17,7 @@ from lessons.batchnorm import controls as ctl
 from lessons.batchnorm import explanations as ex
 from lessons.batchnorm import figures, modes, norms, notes_demos, real_modules, snippets, stream
 from lessons.batchnorm import layer as bn  # bn.simulate is looked up when called: tests wrap it
+from lessons.batchnorm.questions import MODES_PART, RUNNING_PART, questions
 from ui.caching import SHARED_TTL_S, NotCached, bounded_cache, held_in_cache
 from ui.charts import shared_figure, show_chart
 from ui.code import localized, show_code
@@ -25,6 +26,7 @@ from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
+from ui.predict import predict_panel
 from ui.settings import current_settings
 from ui.tables import show_table
 
@@ -168,10 +170,12 @@ def _chart(config: bn.SimConfig, requested: int, channel: int) -> bn.History:
     if not may_run(ctl.LONG_RUN_GATE, estimate, (config, requested)):  # a link or a click alike
         steps = min(requested, bn.affordable_steps(config, budget_s()))
     history = _history(config, steps, st.empty())
-    show_chart(_running_chart(config, steps, channel), key="batchnorm.running_chart",
-               alt=_(ex.RUNNING_CHART_ALT).format(channel=channel, steps=steps))
-    st.markdown(_(ex.RUN_SUMMARY).format(steps=steps, shape=config.shape, module=config.module_name,
-                                         per_channel=config.values_per_channel))
+    with st.container(key=RUNNING_PART):  # what running_mean holds: a question's answer
+        show_chart(_running_chart(config, steps, channel), key="batchnorm.running_chart",
+                   alt=_(ex.RUNNING_CHART_ALT).format(channel=channel, steps=steps))
+        st.markdown(_(ex.RUN_SUMMARY).format(steps=steps, shape=config.shape,
+                                             module=config.module_name,
+                                             per_channel=config.values_per_channel))
     if steps < requested:
         offer_run(ctl.LONG_RUN_GATE, estimate, (config, requested),
                   message=_(ex.LONG_RUN_MESSAGE).format(
@@ -192,7 +196,7 @@ def _modes_section(run: modes.ShownRun) -> None:
         index=max(steps - 1, 0), channel=channel, steps=steps))
     show_chart(_modes_chart(run.config, steps, channel), width="stretch",
                key="batchnorm.modes_chart", alt=tr(ex.modes_chart_alt(comparison, channel)))
-    with st.container(key="batchnorm-modes"):  # the numbers a lesson link is about, one hook
+    with st.container(key=MODES_PART):  # what links and questions are about
         _show([ex.mode_metrics(comparison, channel),
                ex.mode_verdict(comparison, run.history.state, channel)])
 
@@ -391,3 +395,4 @@ with layout.details:
         "formula": N_("The formula"), "batch_of_one": N_("A batch of one"),
         "evaluate_twice": N_("Evaluating twice"), "wrong": N_("Where the notes are wrong")})
     show_code(snippets.snippet_for(config, steps))
+predict_panel(layout.predict, "batchnorm", lambda: questions(shown))
