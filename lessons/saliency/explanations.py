@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.text import N_, T
-from lessons.saliency.maps import SaliencyResult
+from lessons.saliency.maps import PassTiming, SaliencyResult
 from lessons.saliency.models import MAX_UPLOAD_MB, SAVE_SAFETENSORS, SAVE_STATE_DICT
 from lessons.saliency.scaling import RECIPES, ScalingComparison
 
@@ -335,6 +335,12 @@ RETIMED = N_(
     "Median of {repeats} back-to-back passes on one image, measured on request: forward "
     "{forward:.0f} ms, backward {backward:.0f} ms."
 )
+
+
+def retimed(timing: PassTiming) -> T:
+    """The caption under "Time again": :data:`RETIMED` with ``timing``'s medians (ms)."""
+    return T(RETIMED, repeats=timing.repeats, forward=timing.forward_ms,
+             backward=timing.backward_ms)  # fmt: skip
 
 # ------------------------------------------------------------------------- the sanity check
 

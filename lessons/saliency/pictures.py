@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from core import figure_style
-from core.text import N_
+from core.text import N_, T
+from lessons.saliency.sanity import RandomizationResult, thumbnails
 from lessons.saliency.scaling import (
     NOTES_PERCENTILE,
     ScalingComparison,
@@ -84,6 +85,15 @@ def overlay(
         saliency_u8 = cv2.resize(saliency_u8, (w, h), interpolation=cv2.INTER_LINEAR)
     heat = colorize(saliency_u8, colormap)
     return cv2.addWeighted(np.ascontiguousarray(image), 1.0 - alpha, heat, alpha, 0.0)
+
+
+def sanity_thumbnails(
+    result: RandomizationResult, colormap: str
+) -> tuple[list[np.ndarray], list[tuple[str, T]]]:
+    """The sanity check's row of maps (:func:`lessons.saliency.sanity.thumbnails`), each
+    coloured with ``colormap`` ((H, W, 3) uint8 RGB), and their (caption, alt) texts."""
+    maps, captions = thumbnails(result)
+    return [colorize(m, colormap) for m in maps], captions
 
 
 def png_bytes(image: np.ndarray) -> bytes:

@@ -30,6 +30,11 @@ class Classifier:
     upload_name: str | None = None
     architecture: str | None = None
 
+    @property
+    def model_key(self) -> str:
+        """Its results' key in the shared caches: where its weights came from, and its device."""
+        return f"{self.loaded.source} · {self.loaded.device}"
+
 
 @dataclass(frozen=True)
 class Subject:

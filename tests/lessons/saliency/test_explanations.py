@@ -121,3 +121,12 @@ def test_every_choice_has_a_name_in_the_order_of_its_options(names, options):
 
     assert list(names) == list(getattr(maps, options))
     assert list(E.RECIPE_NAMES) == list(RECIPES)
+
+
+def test_retimed_quotes_the_medians():
+    from lessons.saliency.maps import PassTiming
+
+    caption = E.retimed(PassTiming(forward_ms=41.6, backward_ms=80.2, repeats=5))
+    assert caption == ("Median of 5 back-to-back passes on one image, measured on request: "
+                       "forward 42 ms, backward 80 ms.")  # fmt: skip
+    assert caption.template == E.RETIMED  # the catalog's message, translated by the page

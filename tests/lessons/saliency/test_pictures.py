@@ -84,3 +84,17 @@ def test_downloads_name_the_map_by_method_and_class() -> None:
                                               "saliency.download_map")  # fmt: skip
     assert map_png is pictures.map_png and overlay[1] is pictures.overlay_png
     assert overlay[2:] == ("saliency_overlay_smoothgrad_285.png", "saliency.download_overlay")
+
+
+def test_sanity_thumbnails_are_the_row_in_colour() -> None:
+    from lessons.saliency.sanity import RandomizationResult, thumbnails
+
+    grey = [np.full((4, 4), level, np.uint8) for level in (0, 80, 160, 255)]
+    result = RandomizationResult("vanilla", ("c", "b", "a"), (0.5, 0.4, 0.3), grey[0],
+                                 tuple(grey[1:]))  # fmt: skip
+    coloured, captions = S.sanity_thumbnails(result, "jet")
+    maps, expected = thumbnails(result)
+    assert captions == expected and len(coloured) == len(maps) == 4
+    for picture, single in zip(coloured, maps, strict=True):
+        assert picture.shape == (4, 4, 3) and picture.dtype == np.uint8
+        assert np.array_equal(picture, S.colorize(single, "jet"))

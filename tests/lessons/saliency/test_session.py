@@ -56,3 +56,8 @@ def test_the_map_on_screen() -> None:
                        "Computed just now.", "class two")  # fmt: skip
     assert shown.method == "vanilla"  # the placeholder's, while the chosen one waits
     assert shown.prob == pytest.approx(float(torch.softmax(logits, 0)[2]))
+
+
+def test_a_classifier_is_keyed_by_its_weights_source_and_device(lite0: LoadedModel) -> None:
+    model = Q.Classifier(lite0, 12.0)
+    assert model.model_key == f"{lite0.source} · cpu"
