@@ -1,7 +1,7 @@
 """The "More pitfalls from the notes" tab as data: a tab per :mod:`lessons.indexing.pitfalls` demo.
 
 Each :class:`NotesTab` names its tab, the sentence under it, the demo function it runs, the
-choices a visitor makes for it (:class:`Choice`, whose options and label may follow the
+choices a visitor makes for it (:class:`DemoControl`, whose options and label may follow the
 choices before it, as the view vs reshape menus do) and the notes callouts drawn at its end;
 the page draws every tab from these, with :func:`source_caption`, :func:`metrics` and
 :func:`closing_caption` for what it shows around the demo's run. Widget keys start with
@@ -33,7 +33,7 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:])")
 
 
 @dataclass(frozen=True)
-class Choice:
+class DemoControl:
     """A menu (or, with ``radio``, a row of radio buttons) that picks one argument of a demo.
 
     ``name`` is the widget key after :data:`KEY`. ``label`` (marked text, or code shown as
@@ -76,7 +76,7 @@ class NotesTab:
     label: str
     caption: str
     demo: str
-    choices: tuple[Choice, ...] = ()
+    choices: tuple[DemoControl, ...] = ()
     source: str = ""
     callouts: tuple[str, ...] = ()
 
@@ -120,7 +120,7 @@ TABS: tuple[NotesTab, ...] = (
         N_("Python chains comparisons with `and`, and `&` binds tighter than `>`."),
         "chained_comparison_demo",
         (
-            Choice(
+            DemoControl(
                 "one_value",
                 N_("One-element tensor `one`"),
                 ip.ONE_VALUES,
@@ -134,7 +134,7 @@ TABS: tuple[NotesTab, ...] = (
         N_("tmp_a[0] is 0-d; a boolean mask must have exactly the shape it indexes."),
         "zero_dim_index_demo",
         (
-            Choice(
+            DemoControl(
                 "zero_dim_case",
                 "tmp_a",
                 ("notes", "two_matches"),
@@ -161,14 +161,14 @@ TABS: tuple[NotesTab, ...] = (
         ),
         "view_or_reshape",
         (
-            Choice("view_shape", "x = arange(n).reshape(...)", ip.VIEW_SHAPES, shape_label),
-            Choice(
+            DemoControl("view_shape", "x = arange(n).reshape(...)", ip.VIEW_SHAPES, shape_label),
+            DemoControl(
                 "view_perm",
                 N_("then .permute(...)"),
                 lambda chosen: ip.permutations_of(len(chosen["view_shape"])),
                 lambda perm: f"permute({args_text(perm)})",
             ),
-            Choice(
+            DemoControl(
                 "view_target",
                 lambda chosen: T(
                     "new shape for the {shape} tensor", shape=shape_label(_permuted(chosen))
@@ -188,7 +188,7 @@ TABS: tuple[NotesTab, ...] = (
         ),
         "inplace_autograd_demo",
         (
-            Choice(
+            DemoControl(
                 "inplace_variant",
                 N_("Forward op, then the change"),
                 tuple(ip.INPLACE_VARIANTS),
@@ -206,7 +206,7 @@ TABS: tuple[NotesTab, ...] = (
         "new_zeros",
         N_("Copy values into a new tensor instead of writing through a view of the old one."),
         "new_zeros_demo",
-        (Choice("new_zeros_row", N_("Row to copy"), ip.NEW_ZEROS_ROWS, NEW_ZEROS_ROW_LABELS),),
+        (DemoControl("new_zeros_row", N_("Row to copy"), ip.NEW_ZEROS_ROWS, NEW_ZEROS_ROW_LABELS),),
     ),
 )
 
