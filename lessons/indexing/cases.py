@@ -33,6 +33,10 @@ from lessons.indexing.tracing import SCATTER_ADD, Trace, trace_gather, trace_ind
 # gather / scatter
 # --------------------------------------------------------------------------------------------
 
+#: (op, first, index, src texts, dim, reduce, include_self, device): :func:`run_case`'s
+#: arguments, the key of the page's cached run.
+Case = tuple[str, str, str, str, int, str | None, bool, str]
+
 
 def promote_pair(a: torch.Tensor, b: torch.Tensor | Scalar) -> tuple[torch.Tensor, Any]:
     """Give ``a`` and a tensor ``b`` one dtype (float32 if either is floating) for scatter_.

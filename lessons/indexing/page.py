@@ -14,6 +14,7 @@ from lessons.indexing import cases, examples, explanation, figures, parsing, pit
 from lessons.indexing import notes_demos as nd
 from lessons.indexing import page_text as words
 from lessons.indexing import seeded_pitfalls as sp
+from lessons.indexing.questions import INDEX_PART, questions
 from lessons.indexing.tracing import PITFALL_CALLOUTS, PRESET_CALLOUTS, REDUCE_MODES, Trace
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
@@ -23,6 +24,7 @@ from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
+from ui.predict import predict_panel
 from ui.settings import current_settings
 from ui.tables import show_table
 
@@ -31,8 +33,6 @@ OPS = ["gather", "scatter"]
 DIMS = [-3, -2, -1, 0, 1, 2]
 REDUCES = ["none", "scatter_add", "add", "multiply", "sum", "prod", "mean", "amax", "amin"]
 PRESET_KEYS = [p.key for p in presets.PRESETS]
-#: (op, first, index, src texts, dim, reduce, include_self, device): the key of a cached run.
-Case = tuple[str, str, str, str, int, str | None, bool, str]
 
 
 @bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")  # 11 presets today
@@ -42,7 +42,7 @@ def _notes_code_run(key: str) -> LiveRun:
 
 
 @bounded_cache(max_entries=64, ttl=SHARED_TTL_S, kind="resource")
-def _case_run(case: Case) -> tuple[Trace | None, parsing.IndexingError | None, str]:
+def _case_run(case: cases.Case) -> tuple[Trace | None, parsing.IndexingError | None, str]:
     """cases.run_case once per case and process: the page and its shared pictures read the same
     trace (on a GPU, which duplicate write wins a collision can change from run to run)."""
     return cases.run_case(*case)
@@ -232,7 +232,7 @@ with tab_gs:
     case_box = st.container()
 reduce = None if reduce == "none" else reduce
 preset_shown = presets.preset_is_loaded(preset, op, texts, dim, reduce, include_self)
-case: Case = (op, *texts, int(dim), reduce, bool(include_self), settings.device)
+case: cases.Case = (op, *texts, int(dim), reduce, bool(include_self), settings.device)
 trace, err, snippet = _case_run(case)
 with layout.figure:  # the picture: inputs wired to out, the clicked cell's formula under it
     if err is not None:
@@ -322,10 +322,8 @@ def _notes_demo(tab: nd.NotesTab) -> bool:
     out_col.code(demo.transcript or _("(prints nothing)"), language="text", wrap_lines=True)
     joined = ("" if current_language() == "zh" else " ").join(map(tr, demo.verdict_parts))
     verdict = nd.escape_markdown(joined or tr(demo.verdict))
-    if demo.matches_notes is True:
-        st.success(verdict, icon=":material/check_circle:")
-    else:
-        st.info(verdict, icon=":material/science:")
+    icon = ":material/check_circle:" if demo.matches_notes is True else ":material/science:"
+    (st.success if demo.matches_notes is True else st.info)(verdict, icon=icon)
     if closing := nd.closing_caption(demo):
         st.caption(_(closing))
     return True
@@ -355,14 +353,15 @@ with tab_ix:  # x[...]: a typed x and expression, the wiring picture, and view o
         st.warning(_("x[{index}] selects nothing: shape {shape}.")
                    .format(index=itrace.index_text, shape=tuple(itrace.result.shape)))  # fmt: skip
     elif itrace is not None:
-        keys = (f"{K}.index_out_chart", f"{K}.index_cell", f"{K}-index-formula")
-        _picture(itrace, ("index", x_text, expr), keys, nullcontext())
-        storage = explanation.storage_view(itrace)
-        st.markdown(tr(storage.message))
-        for col, (label, value) in zip(st.columns(3), storage.metrics, strict=True):
-            col.metric(tr(label), value)
-        st.caption(storage.pointers)
-        show_code(isnippet)
+        with st.container(key=INDEX_PART):  # view or copy: the answer to a question
+            keys = (f"{K}.index_out_chart", f"{K}.index_cell", f"{K}-index-formula")
+            _picture(itrace, ("index", x_text, expr), keys, nullcontext())
+            storage = explanation.storage_view(itrace)
+            st.markdown(tr(storage.message))
+            for col, (label, value) in zip(st.columns(3), storage.metrics, strict=True):
+                col.metric(tr(label), value)
+            st.caption(storage.pointers)
+            show_code(isnippet)
 if tab_pit.open:  # the eight pitfalls, one at a time, run on tensors drawn from the global seed
     with tab_pit:
         p1, p2 = st.columns([3, 1])
@@ -397,3 +396,4 @@ if tab_notes.open:  # the notes' pitfalls as live demos, one tab each
                 if _notes_demo(tab):
                     for key in tab.callouts:
                         notes_callout(callouts[key])
+predict_panel(layout.predict, "indexing", lambda: questions(trace, itrace, err))
