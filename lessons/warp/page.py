@@ -1,7 +1,7 @@
 """Affine warp playground: an OpenCV matrix through affine_grid + grid_sample vs cv2.warpAffine.
 
 Read the controls, compare the two warps once per case (shared by every session), draw what
-comes back; the computing and the sentences with live numbers are in the lesson's pure modules.
+comes back, ask the questions; the computing and the live sentences are in the pure modules.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.text import N_
-from lessons.warp import affine, canvas, captions, cost, figures, theta, validation
+from lessons.warp import affine, canvas, captions, cost, figures, questions, theta, validation
 from lessons.warp import matrix_inputs as inputs
 from lessons.warp.affine import WarpCase, WarpComparison
 from lessons.warp.snippet import image_code_for, snippet_for
@@ -29,14 +29,14 @@ from ui.lesson import lazy_expander, lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout
 from ui.pictures import digest, show_image
+from ui.predict import predict_panel
 from ui.settings import current_settings
 
 
 @bounded_cache(max_entries=16, ttl=SHARED_TTL_S)
 def _compare(case: WarpCase, _img: np.ndarray) -> WarpComparison:
-    """compare_warps, computed once per distinct case for every session (a toggle flipped back
-    and forth, a class of students on the same defaults). ``_img`` is not hashed: the case's
-    digest names it (hashing the pixels on every run cost more than the rest of the lookup)."""
+    """compare_warps, once per case for every session (a toggle flipped back and forth, a class
+    on the same defaults). ``_img`` is not hashed: the case's digest names it, cheaper to hash."""
     return affine.compare_warps(
         _img, case.affine, case.dsize, **case.sampling, device=case.device, notes=case.notes
     )
@@ -230,13 +230,14 @@ def size_note(where, case: WarpCase, img: np.ndarray, correct: WarpComparison) -
 def verdict(result: WarpComparison, correct: WarpComparison, align_corners: bool,
             unit: str) -> None:
     """Under the picture: the notes' theta and what it costs, or how closely the paths agree."""
+    box = st.container(key=questions.VERDICT_PART)  # states the notes' shift
     sentences = [tr(text) for text in captions.verdict_sentences(
         result, correct, align_corners=align_corners, unit=unit)]  # fmt: skip
     if result.notes:
         head = _("**The notes' affine2theta ({ref}) is in use.**").format(ref=cite("000:18"))
-        st.warning(SEP.join((head, *sentences)), icon=":material/warning:")
+        box.warning(SEP.join((head, *sentences)), icon=":material/warning:")
     else:
-        st.success(sentences[0], icon=":material/check_circle:")
+        box.success(sentences[0], icon=":material/check_circle:")
 
 
 def numbers(case: WarpCase, result: WarpComparison) -> None:
@@ -356,7 +357,7 @@ with layout.details:
     except ValueError as error:
         definition_error = error
     size_mode, out_size = output_size(src_w, src_h)
-    size_note_box = st.container()
+    size_note_box = st.container(key=questions.SIZE_PART)
 
 if definition_error is not None:
     stop_with(definition_error, _(inputs.DEFINITION_HINTS[definition]))
@@ -387,11 +388,13 @@ numbers(case, result)
 with layout.details:
     show_chart(profile_figure(case, img), alt=tr(captions.profile_alt(case.profile_row)),
                width="stretch", key="warp.profile_chart")  # fmt: skip
-    st.header(_("3. From M to theta, and where each output pixel samples"), anchor=False)
-    tab_mats, tab_grid = st.tabs([_("Matrices"), _("Sampling grid")])
-    with tab_mats:
-        matrices_tab(case, result, (src_w, src_h))
-    with tab_grid:
-        grid_tab(case, img, result)
+    with st.container(key=questions.MAPPING_PART):  # M⁻¹ and where each output pixel reads
+        st.header(_("3. From M to theta, and where each output pixel samples"), anchor=False)
+        tab_mats, tab_grid = st.tabs([_("Matrices"), _("Sampling grid")])
+        with tab_mats:
+            matrices_tab(case, result, (src_w, src_h))
+        with tab_grid:
+            grid_tab(case, img, result)
     show_timing(case, img)
     show_snippet(case)
+predict_panel(layout.predict, "warp", lambda: questions.questions(case, (src_w, src_h), result))
