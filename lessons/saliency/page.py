@@ -8,9 +8,7 @@ modules (lessons/saliency/__init__.py lists them).
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
-import torch
 
 from core.text import N_
 from lessons.saliency import explanations as E
@@ -20,6 +18,7 @@ from lessons.saliency import pictures as P
 from lessons.saliency import sanity as R
 from lessons.saliency import session as Q
 from lessons.saliency import shared_runs as runs_of
+from lessons.saliency.questions import NOTES_PART, SANITY_PART, questions
 from lessons.saliency.scaling import NOTES_PERCENTILE, NOTES_RECIPE_REF
 from lessons.saliency.snippet import snippet_of
 from ui.caching import MAX_SHARED_MODEL_BYTES, SHARED_TTL_S, bounded_cache
@@ -33,13 +32,13 @@ from ui.links import BOUND, bound_choice, changed_from
 from ui.markdown import plain
 from ui.notes_callout import callouts_of, notes_callout, notes_citation
 from ui.pictures import digest, side_by_side, upload_digest
+from ui.predict import predict_panel
 from ui.progress import progress_bar
 from ui.settings import current_settings
 
 layout = lesson_layout(N_("Saliency: which pixels drive the decision?"), E.LOOK_AT)
 settings = current_settings()
-# Every value control is bound to the URL (**BOUND, bound_choice): a link opens this view, and a
-# control keeps its value while hidden or after a page switch. Buttons and uploads are not.
+# Every value control is bound to the URL (**BOUND, bound_choice); buttons and uploads are not.
 
 
 # A registry model's results are made once for the whole server (maps and sanity checks by
@@ -70,8 +69,13 @@ def _shared_subject(model_key: str, image_digest: str, _loaded: M.LoadedModel, _
     return Q.through_model(_loaded, _image)
 
 
+@bounded_cache(max_entries=16, ttl=SHARED_TTL_S, kind="resource")  # ~4 passes: once per map
+def _shared_questions(map_key: tuple, seed: int, _loaded, _subject: Q.Subject, _result, _compared):
+    return questions(_loaded, _subject.x, _subject.top5, _result, _compared, seed=seed)
+
+
 @bounded_cache(max_entries=32, ttl=SHARED_TTL_S, kind="resource")
-def _shared_pictures(map_key: tuple, draw: tuple, _saliency: torch.Tensor, _view):
+def _shared_pictures(map_key: tuple, draw: tuple, _saliency, _view):
     # Once per map and drawing options: a class on one link colours and encodes it once.
     return P.make_pictures(_saliency, _view, *draw)
 
@@ -106,8 +110,7 @@ def _registry_classifier() -> Q.Classifier:
 
 
 def _uploaded_classifier() -> Q.Classifier:
-    """The architecture box and the weights upload (weights only, never code); stops until one
-    loads, saying why it cannot."""
+    """The architecture box and the weights upload (weights only, never code), or a stop."""
     architecture = bound_choice(st.selectbox, _("Architecture the weights belong to"),
                                 M.CUSTOM_ARCHITECTURES, "saliency.architecture",
                                 index=list(M.CUSTOM_ARCHITECTURES).index("resnet18"),
@@ -138,9 +141,8 @@ def _classifier() -> Q.Classifier:
         loaded = model.loaded
         st.caption(_("Weights: {source} · device `{device}`").format(
             source=plain(tr(loaded.source)), device=loaded.device))
-    preprocessing = plain(tr(loaded.describe_preprocessing()))
-    st.markdown(_("**{model}**: {preprocessing}.").format(model=plain(loaded.name),
-                                                          preprocessing=preprocessing))  # fmt: skip
+    st.markdown(_("**{model}**: {preprocessing}.").format(
+        model=plain(loaded.name), preprocessing=plain(tr(loaded.describe_preprocessing()))))
     st.caption(_(E.VIEW_NOTE))
     return model
 
@@ -155,8 +157,7 @@ def _subject(model: Q.Classifier) -> Q.Subject:
     image, notice = M.ensure_min_side(image)
     if notice:
         layout.controls.warning(tr(notice), icon=":material/zoom_in:")
-    loaded, image_digest = model.loaded, digest(image)
-    model_key = f"{loaded.source} · {loaded.device}"
+    loaded, image_digest, model_key = model.loaded, digest(image), model.model_key
     with stop_on_error(layout.figure, _("try another image or model."),
                        message=_("The model could not classify this image: {error}"),
                        errors=(ValueError, RuntimeError)):  # fmt: skip
@@ -294,8 +295,7 @@ def _how_it_was_made(model: Q.Classifier, subject: Q.Subject, choice: S.MapChoic
                             spinner=_("Timing 5 forward + backward passes ..."),
                             hint=_("try another model or objective."), help=_(E.RETIME_HELP))
     if timing is not None:
-        st.caption(_(E.RETIMED).format(repeats=timing.repeats, forward=timing.forward_ms,
-                                       backward=timing.backward_ms))  # fmt: skip
+        st.caption(tr(E.retimed(timing)))
 
 
 def _sanity_check(model: Q.Classifier, subject: Q.Subject, choice: S.MapChoice, shown: Q.ShownMap):
@@ -341,9 +341,8 @@ def _sanity_check(model: Q.Classifier, subject: Q.Subject, choice: S.MapChoice, 
     show_chart(R.correlation_chart(sanity, translate=_), alt=tr(R.correlation_chart_alt(sanity)),
                width="stretch", key="saliency.sanity_chart")  # fmt: skip
     st.markdown(tr(R.read_randomization(sanity)))
-    thumbnails, captions = R.thumbnails(sanity)
-    side_by_side(st.columns(len(thumbnails)),
-                 [P.colorize(thumbnail, choice.colormap) for thumbnail in thumbnails], captions)
+    thumbnails, captions = P.sanity_thumbnails(sanity, choice.colormap)
+    side_by_side(st.columns(len(thumbnails)), thumbnails, captions)
 
 
 def _notes_recipe(choice: S.MapChoice, pictures: P.Pictures, prob: float) -> None:
@@ -372,14 +371,14 @@ def _notes_recipe(choice: S.MapChoice, pictures: P.Pictures, prob: float) -> Non
 # ---------------------------------------------------------------- the story
 with layout.details:
     how_area, predictions_area, setup_area = st.container(), st.container(), st.container()
-    sanity_area, notes_area, code_area = st.container(), st.container(), st.container()
+    sanity_area, notes_area = st.container(key=SANITY_PART), st.container(key=NOTES_PART)
 with setup_area:
     model = _classifier()
 subject = _subject(model)
 with predictions_area:
     st.header(_("Top-5 predictions"), anchor=False)
     top5 = {_(header): column for header, column in Q.top5_columns(subject.top5).items()}
-    st.dataframe(pd.DataFrame(top5), hide_index=True, width="stretch", key="saliency.top5")
+    st.dataframe(top5, hide_index=True, width="stretch", key="saliency.top5")
 with layout.controls:
     choice = _controls(subject, model.loaded.categories)
 shown = _made_map(model, subject, choice)
@@ -393,7 +392,9 @@ with sanity_area:
     _sanity_check(model, subject, choice, shown)
 with notes_area:
     _notes_recipe(choice, pictures, shown.prob)
-with code_area:
+with layout.details:  # last, under the notes' recipe
     show_code(snippet_of(choice, model))
     if choice.recipe == "notes":
         notes_citation(NOTES_RECIPE_REF, verbatim=False)
+predict_panel(layout.predict, "saliency", lambda: shared_if(model.shared, _shared_questions)(
+    shown.key, choice.seed, model.loaded, subject, shown.result, pictures.comparison))
