@@ -21,6 +21,10 @@ NOT_BOUND: dict[str, str] = {
     "FOLLOW_KEY": "one student's choice in a class: the URL carries the class and seat instead",
     "memory.free_select": "names this session's own live tensors: meaningless in another browser",
     "LANG_KEY": "ui.i18n keeps ?lang=zh itself: bound, the URL would hold the label (中文)",
+    "PICK_KEY": "which question the collapsed Predict panel shows: the panel's open state is "
+    "not in the URL either, and a class gets its question from the teacher's round",
+    "answer_key": "a learner's prediction: a shared link would answer for the next reader",
+    "ANSWER_KEY": "a student's answer in a class round: the class store holds it per seat",
     "indexing.index_preset": "a view of the typed x[...] expression, which the link carries: "
     "binding both could open an example's name beside another expression",
 }
