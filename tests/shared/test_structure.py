@@ -183,3 +183,40 @@ def test_every_page_asks_its_own_questions_and_its_reference_lists_them(spec):
     readme = (package / "README.md").read_text(encoding="utf-8")
     assert re.search(r"^#+ .*Questions", readme, re.M), \
         f"lessons/{spec.slug}/README.md lists its questions"
+
+
+
+def _question_keys(rows: str, column: int, *, first_only: bool = False) -> set[str]:
+    """The question keys a markdown table's rows name in cell ``column`` (1: the first): its
+    backticked words shaped like a key (lowercase, digits and dashes); with ``first_only``,
+    only a cell's first (the rest of the cell may quote code)."""
+    keys = set()
+    for line in rows.splitlines():
+        cells = line.split("|")
+        if line.startswith("| ") and len(cells) > column + 1:
+            found = re.findall(r"`([a-z0-9][a-z0-9-]*)`", cells[column])
+            keys |= set(found[:1] if first_only else found)
+    return keys
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under the first heading that starts with ``heading``, to the next heading of
+    level 1 to 3."""
+    match = re.search(rf"^#+ {heading}.*?$(.*?)(?=^#{{1,3}} |\Z)", text, re.M | re.S)
+    assert match, f"no heading {heading!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("spec", [HOME, *LESSONS], ids=lambda spec: spec.slug)
+def test_the_readme_lists_every_question_a_lesson_asks(spec):
+    """Each key in the lesson's reference table is one its questions.py asks, and the README's
+    "The questions" names it on a row of the page's title."""
+    package = ROOT / "lessons" / spec.slug
+    reference = _section((package / "README.md").read_text("utf-8"), "Questions")
+    lesson_keys = _question_keys(reference, 1, first_only=True)
+    assert len(lesson_keys) >= 3, f"lessons/{spec.slug}/README.md lists >= 3 question keys"
+    source = (package / "questions.py").read_text("utf-8")
+    assert [key for key in sorted(lesson_keys) if f'"{key}"' not in source] == []
+    listed = _section((ROOT / "README.md").read_text("utf-8"), "The questions")
+    rows = "\n".join(line for line in listed.splitlines() if line.startswith(f"| {spec.title} |"))
+    assert sorted(lesson_keys - _question_keys(rows, 2)) == []
