@@ -6,7 +6,8 @@ with one space), so only the indentation is restored here; every statement, name
 docstring is the notes' own (``tests/lessons/flow/test_references.py`` checks that this file's
 text, whitespace collapsed, occurs verbatim at those lines). Nothing here is fixed or tidied: the
 tests and ``benchmarks/flow.py`` run these functions to compare the app's versions
-(:mod:`lessons.flow.references`) with what the notes really do. The page never runs them.
+(:mod:`lessons.flow.references`) with what the notes really do. The page runs only
+``gradual_mean_pytorch``, on a 1x2x6x6 tensor, for a question (:mod:`lessons.flow.questions`).
 """
 
 # The notes' code, verbatim: keep it as printed even where a linter would write it differently.

@@ -18,7 +18,7 @@ import streamlit as st
 import lessons.flow.fill as ff
 from core.text import N_
 from lessons.flow import explanations as say
-from lessons.flow import figures, flow_files, menus, snippets, sources
+from lessons.flow import figures, flow_files, menus, questions, snippets, sources
 from lessons.flow.fill import METHOD_CV2, NOTES_NUMPY_METHOD, NOTES_TORCH_METHOD, FlowCase, FlowSpec
 from lessons.flow.gradual_mean import FillResult, window_sizes
 from lessons.flow.notes_checks import NOTES_CLAIM_REF, NOTES_CLAIM_ZH, notes_speed_claim
@@ -32,6 +32,7 @@ from ui.lesson import lesson_layout, stop_with_error
 from ui.links import BOUND
 from ui.notes_callout import callouts_of, notes_callout, notes_quote
 from ui.pictures import upload_digest
+from ui.predict import predict_panel
 from ui.settings import current_settings
 
 CACHE_TTL_S = 3600  # shared results live an hour, then are computed again
@@ -374,7 +375,7 @@ if case.reference is not None:
         show_chart(_figure("reference_figure", (case_key, max_window), (case, main[0])),
                    alt=tr(say.reference_alt(case.reference_kind)))
 if windows_box.open:
-    with windows_box:
+    with windows_box, st.container(key=questions.WINDOWS_PART):  # blurred until a reveal
         _windows_tab(case_key, case, comp.fill, max_window, per_scale)
 if accuracy_box.open and not compare_gated:
     with accuracy_box:
@@ -395,3 +396,4 @@ with rest_box:
     for callout in callouts_of("lessons.flow.notes_checks").values():
         notes_callout(callout)
     show_code(snippets.snippet_for(**snippet_args))
+predict_panel(layout.predict, "flow", lambda: questions.questions(case, main[0].fill, max_window))
