@@ -17,7 +17,7 @@ import math
 import os
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -821,3 +821,26 @@ def reset_peak(backend: MemoryBackend) -> ActionResult:
         reserved_after=format_size(after.max_reserved),
     )
     return ActionResult(True, message, before, after)
+
+
+def held_label(name: str, held: HeldTensor) -> T:
+    """A held tensor as the Free tab lists it: ``"t1: 4 B (block 512 bytes)"``."""
+    return T("{name}: {label} (block {size})", name=name, label=held.label,
+             size=format_size(held.block))  # fmt: skip
+
+
+def session_simulated_gpu(state: MutableMapping[str, Any], total_gb: int, ledger: TensorLedger,
+                          log: Any) -> SimulatedGpu:  # fmt: skip
+    """The page session's simulated GPU (``state["memory.sim"]``), of ``total_gb`` GB: a new size
+    replaces it, and the old one's tensors (in ``ledger``), snippet steps (``log``, a
+    ``SnippetLog``), scenario run, message and chart history go with it."""
+    sim = state.get("memory.sim")
+    if sim is None or sim.total_gb != total_gb:
+        if sim is not None:
+            ledger.drop_backend(sim.key)
+            log.forget(sim.key)
+            state.pop("memory.scenario_run", None)
+            state.pop("memory.message", None)
+        sim = state["memory.sim"] = SimulatedGpu(int(total_gb))
+        state["memory.history"].clear()
+    return sim

@@ -15,11 +15,11 @@ from core.environment import available_devices
 from core.text import N_, T
 from lessons.memory import allocator_rule, backends, cudnn_error, eval_memory, figures, map_location
 from lessons.memory import explanations as E
-from lessons.memory.allocator_sim import format_size
 from lessons.memory.backends import SimulatedGpu, TensorLedger, TorchCudaBackend
 from lessons.memory.cuda_snippet import SnippetLog
 from lessons.memory.gpu_memory import process_rows
 from lessons.memory.live_sampler import MIN_INTERVAL_S, LiveSampler
+from lessons.memory.questions import INSIDE_PART, NOTES_PART, SCENARIO_PART, form_view, questions
 from lessons.memory.scenarios import SCENARIOS, Step, run_scenario
 from ui.caching import SHARED_TTL_S, bounded_cache
 from ui.charts import shared_figure, show_chart
@@ -28,6 +28,7 @@ from ui.i18n import _, cite, current_language, tr, translator
 from ui.lesson import lesson_layout
 from ui.links import BOUND, reject_unusable_link_value
 from ui.notes_callout import callouts_of, notes_callout, notes_citation, notes_quote
+from ui.predict import predict_panel
 from ui.settings import current_settings
 from ui.tables import show_table
 from ui.visibility import tab_hidden
@@ -106,15 +107,7 @@ def choose_backend() -> SimulatedGpu | TorchCudaBackend:
     total_gb = st.radio(_("Simulated GPU memory"), backends.SIMULATED_TOTALS_GB, index=1,
                         key="memory.sim_total", **BOUND, horizontal=True,
                         format_func=lambda gb: f"{gb} GB")  # fmt: skip
-    sim = state.get("memory.sim")
-    if sim is None or sim.total_gb != total_gb:
-        if sim is not None:  # its tensors, steps and messages are gone with it
-            ledger.drop_backend(sim.key)
-            log.forget(sim.key)
-            state.pop("memory.scenario_run", None)
-            state.pop("memory.message", None)
-        sim = state["memory.sim"] = SimulatedGpu(int(total_gb))
-        state["memory.history"].clear()
+    sim = backends.session_simulated_gpu(state, total_gb, ledger, log)  # a new size: a new one
     st.warning(tr(E.simulated_notice(sim, has_gpu=has_gpu)), icon=":material/science:")
     return sim
 
@@ -180,11 +173,9 @@ with layout.controls:
         # reader does not hold (ids name nothing there), and freeing needs a click anyway.
         if "memory.free_select" in state:  # drop tensors freed since the last run
             state["memory.free_select"] = [i for i in state["memory.free_select"] if i in options]
-        held_label = _("{name}: {label} (block {size})")
         selected = st.multiselect(
             _("Tensors this session holds"), list(options), key="memory.free_select",
-            format_func=lambda i: held_label.format(name=log.name(i), label=options[i].label,
-                                                    size=format_size(options[i].block)),
+            format_func=lambda i: tr(backends.held_label(log.name(i), options[i])),
             placeholder=_("none held") if not held else _("choose tensors"),
         )  # fmt: skip
         if st.button(_("Free selected (del)"), key="memory.free", disabled=not held):
@@ -375,25 +366,31 @@ def _cudnn_error_tab() -> None:
 now_state = backend.state()
 snapshot = backend.snapshot()
 with layout.details:
-    if (run := state.get("memory.scenario_run")) is None:
-        st.header(_("Guided scenario"), anchor=False)
-        st.markdown(_("Pick a scenario beside the chart and press **Run scenario**."))
-    else:
-        st.header(_("Guided scenario: {title}").format(title=_(run.scenario.title)), anchor=False)
-        st.markdown(_(run.scenario.lesson))
-        notes_citation(run.scenario.ref, verbatim=run.scenario.verbatim)
-        st.markdown(_("The steps on {backend}, with the numbers after each:")
-                    .format(backend=tr(run.backend_label)))  # fmt: skip
-        show_table(table_of(run.rows()), hide_index=True, border="horizontal")
-    st.header(_("Inside the allocator"), anchor=False)
-    if backend.simulated:
-        st.markdown(_(E.SIMULATOR_MODEL))
-    lazy_tabs([_("Segment map"), _("Fragmentation"), "memory_stats", _("Processes (NVML)")],
-              "memory.allocator_tab",
-              (_segment_map_tab, _fragmentation_tab, _stats_tab, _processes_tab))  # fmt: skip
-    st.header(_("What the notes teach about memory, checked"), anchor=False)
-    lazy_tabs([_("Allocator rule (000:4-5)"), "no_grad (004:49)", "map_location (000:63)",
-               _("cuDNN error (002:1360)")], "memory.notes_tab",
-              (_allocator_rule_tab, _no_grad_tab, _map_location_tab, _cudnn_error_tab))  # fmt: skip
+    with st.container(key=SCENARIO_PART):  # the scenario's numbers, step by step
+        if (run := state.get("memory.scenario_run")) is None:
+            st.header(_("Guided scenario"), anchor=False)
+            st.markdown(_("Pick a scenario beside the chart and press **Run scenario**."))
+        else:
+            title = _(run.scenario.title)
+            st.header(_("Guided scenario: {title}").format(title=title), anchor=False)
+            st.markdown(_(run.scenario.lesson))
+            notes_citation(run.scenario.ref, verbatim=run.scenario.verbatim)
+            st.markdown(_("The steps on {backend}, with the numbers after each:")
+                        .format(backend=tr(run.backend_label)))  # fmt: skip
+            show_table(table_of(run.rows()), hide_index=True, border="horizontal")
+    with st.container(key=INSIDE_PART):
+        st.header(_("Inside the allocator"), anchor=False)
+        if backend.simulated:
+            st.markdown(_(E.SIMULATOR_MODEL))
+        lazy_tabs([_("Segment map"), _("Fragmentation"), "memory_stats", _("Processes (NVML)")],
+                  "memory.allocator_tab",
+                  (_segment_map_tab, _fragmentation_tab, _stats_tab, _processes_tab))  # fmt: skip
+    with st.container(key=NOTES_PART):
+        st.header(_("What the notes teach about memory, checked"), anchor=False)
+        lazy_tabs([_("Allocator rule (000:4-5)"), "no_grad (004:49)", "map_location (000:63)",
+                   _("cuDNN error (002:1360)")], "memory.notes_tab",
+                  (_allocator_rule_tab, _no_grad_tab, _map_location_tab,
+                   _cudnn_error_tab))  # fmt: skip
     snippet = log.snippet(backend.key, settings.device if has_gpu else "cuda:0")
     show_code(snippet or _(E.NO_SNIPPET), title=N_("Reproduce these allocations with torch.cuda"))
+predict_panel(layout.predict, "memory", lambda: questions(form_view(state, device_total)))
