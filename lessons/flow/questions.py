@@ -232,7 +232,7 @@ def _notes_question(max_window: int) -> Question:
         (max_window, Choice(T("It rounds up and fills with windows up to `{m}x{m}`, like this "
                               "page", m=max_window), T(
             "Nothing rounds up: {why}", why=why_largest))),
-        (-1, Choice(T("It refuses with a `ValueError` that asks for 2**k + 1"), T(
+        (-1, Choice(T("It refuses with a `ValueError` that asks for `2**k + 1`"), T(
             "That is this page's answer ({app}); the notes' function raises no ValueError",
             app=app))),
     ]
