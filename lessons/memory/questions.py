@@ -204,6 +204,9 @@ def reserve_question(request: AllocationRequest, from_form: bool = True) -> Ques
         _Draft(power2, bytes_text(power2), T(
             "that rounds up to a power of two, as `roundup_power2_divisions` would; by default "
             "the {block:,} B block got a {seg} segment", **got)),
+        _Draft(0, bytes_text(0), T(
+            "an empty tensor's memory is not written, but the allocator reserves it when the "
+            "tensor is made: {seg} here", **got)),
     ]
     return _question(
         "reserve",

@@ -77,7 +77,8 @@ def by_key(found) -> dict[str, Question]:
 SIZES = st.one_of(
     st.integers(1, 64 * MiB),
     st.sampled_from([1, 4, 511, 512, 513, MiB - 1, MiB, MiB + 1, MiB + 512, 3 * MiB // 2 - 1,
-                     3 * MiB // 2, 10 * MiB - 1, 10 * MiB, 10 * MiB + 1, 20 * MiB, GiB + 1]),
+                     3 * MiB // 2, 2 * MiB, 10 * MiB - 1, 10 * MiB, 10 * MiB + 1, 20 * MiB,
+                     GiB + 1]),
 )  # fmt: skip
 
 
