@@ -47,14 +47,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import shutil
 import tempfile
 import time
 from collections import Counter, deque
-from contextlib import ExitStack, suppress
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import websockets
@@ -242,14 +245,19 @@ class StudentTab:
         self._stop_timers(list(self.timers))
 
 
-async def student(ws_url: str, class_run: ClassRun, tabs: list[StudentTab]) -> None:
-    """One student from ``/?class=CODE`` until the class run stops; never raises."""
+async def student(ws_url: str, class_run: ClassRun, tabs: list[StudentTab],
+                  make_tab: Callable[[Any], StudentTab] | None = None) -> None:
+    """One student from ``/?class=CODE`` until the class run stops; never raises. ``make_tab``
+    builds the tab on its websocket (``None`` when the connection failed); by default a
+    ``StudentTab`` of ``class_run``."""
+    if make_tab is None:
+        make_tab = functools.partial(StudentTab, class_run=class_run)
     tab = None
     try:
         async with websockets.connect(
             ws_url, subprotocols=["streamlit", "benchmark"], max_size=None, open_timeout=60
         ) as ws:
-            tab = StudentTab(ws, class_run)
+            tab = make_tab(ws)
             tabs.append(tab)
             await ws.send(tab.request())
             reader = asyncio.create_task(_read(ws, tab))
@@ -262,7 +270,7 @@ async def student(ws_url: str, class_run: ClassRun, tabs: list[StudentTab]) -> N
                 raise reader.exception()
     except Exception as error:  # a benchmark reports a failed student and goes on
         if tab is None:
-            tab = StudentTab(None, class_run)
+            tab = make_tab(None)
             tabs.append(tab)
         tab.errors.append(f"{type(error).__name__}: {str(error)[:80]}")
         tab.ready.set()
@@ -472,34 +480,37 @@ def report(servers: Servers, class_run: ClassRun, tabs: list[StudentTab], phases
     print(f"errors: {len(errors)}" + "".join(f"\n  {error}" for error in errors[:5]))
 
 
-async def sqlite_config(args: argparse.Namespace) -> None:
-    """One server with the default store: SQLite in a fresh ``TP_DATA_DIR``."""
-    data = tempfile.mkdtemp(prefix="class-session-")
+@contextmanager
+def sqlite_servers(name: str) -> Iterator[Servers]:
+    """One server with the default store: SQLite in a fresh ``TP_DATA_DIR``; ``name`` names
+    its log and temporary folder."""
+    data = tempfile.mkdtemp(prefix=f"{name}-")
     server = None
     try:
-        server = start_server("class-session-sqlite", env={ENV_DATA_DIR: data, ENV_STORE: ""})
+        server = start_server(f"{name}-sqlite", env={ENV_DATA_DIR: data, ENV_STORE: ""})
         # The file the server's default store opens in its TP_DATA_DIR.
         store = open_store(f"sqlite://{Path(data) / SQLITE_FILE}")
-        await run_class(Servers("SQLite, one server", server.url, [server], store), args)
+        yield Servers("SQLite, one server", server.url, [server], store)
     finally:
         if server is not None:
             stop_server(server)
         shutil.rmtree(data, ignore_errors=True)
 
 
-async def redis_config(args: argparse.Namespace) -> None:
-    """Redis and ``REPLICAS`` replicas behind nginx; the students connect through nginx."""
-    redis = start_redis("class-session")
+@contextmanager
+def redis_servers(name: str) -> Iterator[Servers]:
+    """Redis and ``REPLICAS`` replicas behind nginx, where clients connect; after the run, the
+    websockets nginx sent to each replica."""
+    redis = start_redis(name)
     replicas: list[StreamlitServer] = []
     proxy = None
-    run_dir = Path(tempfile.mkdtemp(prefix="class-session-nginx-"))
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-nginx-"))
     try:
         for i in range(REPLICAS):
-            replicas.append(start_replica(f"class-session-redis-{i}", env={ENV_STORE: redis.url}))
+            replicas.append(start_replica(f"{name}-redis-{i}", env={ENV_STORE: redis.url}))
         proxy = start_nginx([address(s) for s in replicas], run_dir)
-        servers = Servers(f"Redis, {REPLICAS} replicas behind nginx", proxy.url, replicas,
-                          open_store(redis.url), redis.process.pid, proxy.process.pid)
-        await run_class(servers, args)
+        yield Servers(f"Redis, {REPLICAS} replicas behind nginx", proxy.url, replicas,
+                      open_store(redis.url), redis.process.pid, proxy.process.pid)
         websockets_to = [line.split("upstream=")[1].split()[0] for line in
                          proxy.access_log().splitlines() if "/_stcore/stream" in line]  # fmt: skip
         print("students per replica (nginx's access log): "
@@ -511,6 +522,18 @@ async def redis_config(args: argparse.Namespace) -> None:
             stop_server(server)
         stop_redis(redis)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+async def sqlite_config(args: argparse.Namespace) -> None:
+    """One server with the default store: SQLite in a fresh ``TP_DATA_DIR``."""
+    with sqlite_servers("class-session") as servers:
+        await run_class(servers, args)
+
+
+async def redis_config(args: argparse.Namespace) -> None:
+    """Redis and ``REPLICAS`` replicas behind nginx; the students connect through nginx."""
+    with redis_servers("class-session") as servers:
+        await run_class(servers, args)
 
 
 async def main_async(args: argparse.Namespace) -> None:
