@@ -282,8 +282,10 @@ class AnswerTab(StudentTab):
             # though it ran to its end; the browser takes it as the run's end too.
             if index is not None and fm.script_finished in (DONE, FRAGMENT_DONE, RERUN_EARLY):
                 self._end(index, cut_short=fm.script_finished == RERUN_EARLY)
-            if fm.script_finished == DONE and self.radio_id:
-                self.ready.set()  # a whole run ended with the question's radio on the page
+            if self.radio_id and fm.script_finished in (DONE, FRAGMENT_DONE, RERUN_EARLY):
+                # The run that drew the question's radio is over. Not only on DONE: a timer's
+                # run that started first can have its end rewritten, as above.
+                self.ready.set()
         elif kind == "delta" and fm.delta.HasField("new_element"):
             element = fm.delta.new_element
             if element.WhichOneof("type") == "radio" and ANSWER_KEY in element.radio.id:
@@ -446,6 +448,7 @@ class Outcome:
     health_max: float = float("nan")
     client_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
+    unready: list[str] = field(default_factory=list)  # students never shown the radio: why
 
 
 async def run_question(servers: Servers, args: argparse.Namespace) -> Outcome:
@@ -498,6 +501,8 @@ async def _students_answer(servers: Servers, code: str, teacher: TeacherTab,
     live = [tab for tab in tabs if isinstance(tab, AnswerTab) and tab.radio_id
             and not tab.errors and seat_of(tab.query)]  # fmt: skip
     outcome.ready = len(live)
+    outcome.unready = [f"{'radio drawn' if getattr(tab, 'radio_id', '') else 'no radio'}, "
+                       f"{tab.stuck()}" for tab in tabs if tab not in live and not tab.errors]
     await until(lambda: teacher.joined() == len(live), COUNTS_TIMEOUT_S)
     outcome.teacher_m = teacher.joined()
     await asyncio.sleep(SETTLE_S)
@@ -571,6 +576,9 @@ def report(servers: Servers, outcome: Outcome) -> None:
     joined = "never" if outcome.joined_s is None else f"{outcome.joined_s:.1f} s"
     print(f"every student showing the question's radio after {joined} ({outcome.ready} of "
           f"{outcome.students}); the teacher's tally says M = {outcome.teacher_m}")
+    if outcome.unready:
+        print(f"not ready: {len(outcome.unready)}" + "".join(f"\n  {why}"
+                                                             for why in outcome.unready[:3]))
     for burst in outcome.bursts:
         print("\n".join(_burst_lines(burst, outcome.ready)))
     reload = outcome.reload
