@@ -39,6 +39,7 @@ from core.class_store import (
 )
 from core.questions import Question, RoundResult, question_from_state, question_state, results_csv
 from core.tally import tally_figure
+from lessons.registry import HOME, LESSONS
 from ui.charts import show_chart
 from ui.classroom import (
     ClassPlaces,
@@ -51,7 +52,7 @@ from ui.classroom import (
     tell,
 )
 from ui.i18n import _, ngettext, tr
-from ui.question_view import choice_label, hide_part, show_reveal
+from ui.question_view import choice_label, choice_lines, hide_part, show_reveal
 
 ASK_KEY = "class.ask"
 ANSWER_KEY = "class.answer"
@@ -158,13 +159,21 @@ def _teacher_view(member: Membership) -> None:
     )  # fmt: skip
 
 
+def page_title(slug: str) -> str:
+    """The title of the page ``slug`` in this session's language (the slug when no page has it)."""
+    titles = {spec.slug: spec.title for spec in (HOME, *LESSONS)}
+    return _(titles[slug]) if slug in titles else slug
+
+
 def _round_heading(now: ClassRound, slug: str) -> None:
-    st.markdown(_("**Class question · round {n}** · page {page}").format(n=now.number,
-                                                                         page=slug))  # fmt: skip
+    st.markdown(_("**Class question · round {n}** · page {page}").format(
+        n=now.number, page=page_title(slug)))  # fmt: skip
 
 
 def _teacher_round(member: Membership, now: ClassRound, question: Question) -> None:
     st.markdown(tr(question.prompt))
+    if now.stage == OPEN:  # the reveal lists them again, each with why
+        st.markdown(choice_lines(question))
     _tally(member, question, now)
     if now.stage == OPEN:
         st.button(_("Reveal the answer"), key=REVEAL_KEY, type="primary", on_click=_on_move,

@@ -12,12 +12,19 @@ import streamlit as st
 from core.questions import PART_KEY, Question
 from ui.i18n import _, tr
 
-RIGHT_MARK, WRONG_MARK = "✅", "❌"
+# Streamlit's own icons, not emoji: a projector or phone without an emoji font showed empty boxes.
+RIGHT_MARK, WRONG_MARK = ":green[:material/check_circle:]", ":red[:material/cancel:]"
 
 
 def choice_label(question: Question, index: int) -> str:
     """Choice ``index`` as a radio shows it: its letter and its text, translated."""
     return f"{chr(ord('A') + index)}. {tr(question.choices[index].text)}"
+
+
+def choice_lines(question: Question) -> str:
+    """Every choice on a line of its own (markdown), for a projector that shows the full texts
+    where a chart's axis must shorten them."""
+    return "  \n".join(choice_label(question, i) for i in range(len(question.choices)))
 
 
 def notes_ref_line(ref: str) -> str:
@@ -41,7 +48,8 @@ def show_reveal(question: Question, picked: int | None) -> None:
     st.markdown(_("**The run says:** {proof}").format(proof=tr(question.proof)))
     for index, choice in enumerate(question.choices):
         mark = RIGHT_MARK if index == right else WRONG_MARK
-        lines = [f"{mark} **{choice_label(question, index)}**: {tr(choice.why)}"]
+        lines = [_("{mark} **{choice}**: {why}").format(
+            mark=mark, choice=choice_label(question, index), why=tr(choice.why))]  # fmt: skip
         if choice.notes:
             lines.append(notes_ref_line(choice.notes))
         st.markdown("  \n".join(lines))

@@ -30,6 +30,7 @@ from tests.app.test_class_session import (
     teacher_opens,
 )
 from ui import class_questions, classroom
+from ui.question_view import choice_label
 
 pytestmark = pytest.mark.apptest
 #: The page the class works on (its questions are cheap; each hides a part of the page).
@@ -77,6 +78,10 @@ def test_a_class_answers_sees_the_tally_reveals_and_asks_again(sqlite_class):
 
     rerun(teacher)
     assert "Answered: 3 of 3 students" in tally_text(teacher)
+    shown = all_text(teacher)
+    assert "· page Home & environment" in shown, "the page by its title, not its slug"
+    assert all(choice_label(question, i) in shown for i in range(len(question.choices))), \
+        "the projector shows every choice in full (the chart's axis shortens them)"
     assert not teacher.success and not teacher.error, "the tally does not say what is right"
     assert question.hides is None or question.hides in hidden_parts(teacher)
 
