@@ -80,8 +80,8 @@ def test_a_class_answers_sees_the_tally_reveals_and_asks_again(sqlite_class):
     assert "Answered: 3 of 3 students" in tally_text(teacher)
     shown = all_text(teacher)
     assert "· page Home & environment" in shown, "the page by its title, not its slug"
-    assert all(choice_label(question, i) in shown for i in range(len(question.choices))), \
-        "the projector shows every choice in full (the chart's axis shortens them)"
+    full = [choice_label(question, i) for i in range(len(question.choices))]
+    assert all(label in shown for label in full), "every choice in full: the axis shortens them"
     assert not teacher.success and not teacher.error, "the tally does not say what is right"
     assert question.hides is None or question.hides in hidden_parts(teacher)
 
