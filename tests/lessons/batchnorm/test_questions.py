@@ -21,7 +21,7 @@ from lessons.batchnorm import layer as bn
 from lessons.batchnorm import modes
 from lessons.batchnorm.questions import MODES_PART, RUNNING_PART, questions
 from lessons.batchnorm.stream import Stream, sample_batch, stream_from_text
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.notes_marks import needs_notes
 
@@ -241,18 +241,6 @@ def test_notes_refs_hold_the_claims():
 # --- The panel on the page ----------------------------------------------------------------------
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _revealed(elements, start: str) -> str:
-    (found,) = [e.value for e in elements if e.value.startswith(start)]
-    return found
-
-
 def page_questions(at) -> tuple[Question, ...]:
     """The questions of the view the page opened on (its defaults and the sidebar's seed)."""
     config = bn.SimConfig(DEFAULT.stream, batch_size=16, spatial=(4, 4),
@@ -268,27 +256,9 @@ def page():
 
 
 def test_solo_flow_on_the_page(page):
-    at = page
-    expected = page_questions(at)
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        assert any(question.prompt == m.value for m in at.markdown), question.key
-        radio = at.radio(key=f"predict.answer.{question.key}")
-        assert [str(o) for o in radio.options] == [
-            f"{chr(ord('A') + i)}. {c.text}" for i, c in enumerate(question.choices)]
-        wrong = (question.answer + 1) % len(question.choices)
-        radio.set_value(wrong).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        error = _revealed(at.error, "Not this time")
-        assert str(question.correct.text) in error
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        assert str(question.correct.text) in _revealed(at.success, "Right:")
+    expected = page_questions(page)
+    assert all(question.hides for question in expected)  # section 1 is drawn: each blurs a part
+    check_solo_predict_flow(page, expected)
 
 
 def test_questions_in_chinese():
@@ -296,9 +266,7 @@ def test_questions_in_chinese():
 
     at = open_expanders(open_cold("batchnorm", {"lang": "zh"}), "predict.open")
     for index in range(len(KEYS)):
-        _pick(at, index)
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        reveal(pick_question(at, index))  # no prediction: the answer, then why
         assert untranslated(visible_texts(at)) == [], index
     body = " ".join(m.value for m in at.markdown)
     assert "`running_var[0]`" in body  # code stays code in the translation

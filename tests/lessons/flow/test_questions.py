@@ -23,7 +23,7 @@ from core.questions import Question
 from lessons.flow.fill import METHOD_CV2, FlowCase, FlowSpec, build_flow, run_method
 from lessons.flow.notes_checks import NOTES_GRADUAL_MEAN_PYTORCH
 from lessons.flow.questions import KEYS, NOTES_PART, WINDOWS_PART, questions
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.notes_marks import needs_notes
 
@@ -298,41 +298,11 @@ def page_questions(at) -> tuple[Question, ...]:
     return questions(case, run_method(case, METHOD_CV2, max_window=33).fill, 33)
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _revealed(elements, start: str) -> str:
-    (found,) = [e.value for e in elements if e.value.startswith(start)]
-    return found
-
-
 def test_solo_flow_on_the_page():
     at = open_expanders(open_cold("flow"), "predict.open")
     expected = page_questions(at)
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert any(question.prompt == m.value for m in at.markdown), question.key
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        radio = at.radio(key=f"predict.answer.{question.key}")
-        assert [str(o) for o in radio.options] == [
-            f"{chr(ord('A') + i)}. {c.text}" for i, c in enumerate(question.choices)]
-        wrong = (question.answer + 1) % len(question.choices)
-        radio.set_value(wrong).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        assert str(question.correct.text) in _revealed(at.error, "Not this time")
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        assert question.hides in hidden_parts(at)  # asked again: hidden again
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        assert str(question.correct.text) in _revealed(at.success, "Right:")
-        assert question.hides not in hidden_parts(at)
+    assert all(question.hides for question in expected)  # each blurs a part of the page
+    check_solo_predict_flow(at, expected)
 
 
 def test_questions_in_chinese():
@@ -340,11 +310,9 @@ def test_questions_in_chinese():
 
     at = open_expanders(open_cold("flow", {"lang": "zh"}), "predict.open")
     for index in range(len(KEYS)):
-        _pick(at, index)
-        assert not at.exception, at.exception
+        pick_question(at, index)
         assert untranslated(visible_texts(at)) == [], index
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        reveal(at)  # no prediction: the answer, then why
         assert untranslated(visible_texts(at)) == [], index
     body = " ".join(m.value for m in at.markdown)
     assert "`gradual_mean_pytorch(x, max_window_size=32)`" in body  # code stays code

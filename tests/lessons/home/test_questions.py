@@ -19,7 +19,7 @@ from core.questions import Question
 from core.seeding import MAX_SEED
 from lessons.home import questions as home_questions
 from lessons.home.questions import questions
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.deterministic_docstring import docstring_sections
 from tests.notes_marks import needs_notes
@@ -206,33 +206,10 @@ def test_notes_refs_hold_the_claims():
 # --- The panel on the page ----------------------------------------------------------------------
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_solo_flow_on_home(open_page):
     at = open_expanders(open_page("home"), "predict.open")
-    expected = questions(at.number_input(key="sidebar.seed").value)
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        assert any(question.prompt == m.value for m in at.markdown), question.key
-        wrong = (question.answer + 1) % len(question.choices)
-        at.radio(key=f"predict.answer.{question.key}").set_value(wrong).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        (error,) = [e.value for e in at.error]
-        assert error.startswith("Not this time") and answer_text(question) in error
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        (success,) = [s.value for s in at.success]
-        assert answer_text(question) in success
+    check_solo_predict_flow(at, questions(at.number_input(key="sidebar.seed").value),
+                            only_error=True, only_success=True)  # fmt: skip
 
 
 def test_questions_in_chinese():
@@ -240,9 +217,7 @@ def test_questions_in_chinese():
 
     at = open_expanders(open_cold("home", {"lang": "zh"}), "predict.open")
     for index in range(len(questions(0))):
-        _pick(at, index)
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        reveal(pick_question(at, index))  # no prediction: the answer, then why
         assert untranslated(visible_texts(at)) == [], index
     body = " ".join(m.value for m in at.markdown)
     assert "`torch.device('cuda').index`" in body  # code stays code in the translation

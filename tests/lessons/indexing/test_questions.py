@@ -20,7 +20,7 @@ from core.notes import NotesRef, quote_is_at
 from core.questions import Question
 from lessons.indexing import cases, examples, presets
 from lessons.indexing.questions import FIGURE_PART, INDEX_PART, questions
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.notes_marks import needs_notes
 
@@ -307,13 +307,6 @@ def test_notes_refs_hold_the_claims():
 # --- The panel on the page -------------------------------------------------------------------
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _page_questions():
     gather = presets.PRESETS_BY_KEY["gather"]
     trace = cases.run_case("gather", gather.first, gather.index, "", gather.dim)[0]
@@ -325,23 +318,7 @@ def test_solo_flow_on_the_page(open_page):
     at = open_expanders(open_page("indexing"), "predict.open")
     expected = _page_questions()
     assert {q.hides for q in expected} == {FIGURE_PART, INDEX_PART}
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        assert any(question.prompt == m.value for m in at.markdown), question.key
-        wrong_choice = (question.answer + 1) % len(question.choices)
-        at.radio(key=f"predict.answer.{question.key}").set_value(wrong_choice).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        (error,) = [e.value for e in at.error]
-        assert error.startswith("Not this time") and question.correct.text in error
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        right = [s.value for s in at.success if s.value.startswith("Right:")]
-        assert len(right) == 1 and question.correct.text in right[0]
+    check_solo_predict_flow(at, expected, only_error=True)
 
 
 @pytest.mark.parametrize("preset", ["gather", "scatter_y2"])
@@ -354,9 +331,7 @@ def test_questions_in_chinese(preset):
     trace = cases.run_case(chosen.op, chosen.first, chosen.index, chosen.src, chosen.dim)[0]
     itrace = cases.run_index_case(examples.INDEX_DEFAULT_X, "1:, ::2")[0]
     for index, question in enumerate(questions(trace, itrace)):
-        _pick(at, index)
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        reveal(pick_question(at, index))  # no prediction: the answer, then why
         # the panel draws no code; the y2 preset's notes code keeps its English comment
         found = [text for text in untranslated(visible_texts(at)) if text[0] != "code.comment"]
         assert found == [], question.key

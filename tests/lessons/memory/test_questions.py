@@ -24,7 +24,7 @@ from lessons.memory.questions import (
     questions,
     reserve_question,
 )
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, hidden_parts, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.notes_marks import needs_notes
 
@@ -217,37 +217,13 @@ def test_cuda_answers_are_what_the_real_allocator_does():
 # --- The panel on the page --------------------------------------------------------------------
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 @pytest.mark.parametrize(("params", "request_"), [
     ({}, AllocationRequest(4, "4 B")),
     ({"memory.size": "1.25", "memory.unit": "MB"}, AllocationRequest(5 * MiB // 4, "1.25 MB")),
 ], ids=["default", "between-1-MiB-and-1.5-MB"])  # fmt: skip
 def test_solo_flow_on_the_memory_page(params, request_):
     at = open_expanders(open_cold("memory", params), "predict.open")
-    expected = questions(request_)
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert question.prompt in [m.value for m in at.markdown], question.key
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        wrong = (question.answer + 1) % len(question.choices)
-        at.radio(key=f"predict.answer.{question.key}").set_value(wrong).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        errors = [e.value for e in at.error if e.value.startswith("Not this time")]
-        assert len(errors) == 1 and str(question.correct.text) in errors[0]
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        (success,) = [s.value for s in at.success if s.value.startswith("Right")]
-        assert str(question.correct.text) in success
+    check_solo_predict_flow(at, questions(request_))
 
 
 def test_questions_in_chinese():
@@ -255,10 +231,8 @@ def test_questions_in_chinese():
 
     at = open_expanders(open_cold("memory", {"lang": "zh"}), "predict.open")
     for index in range(len(questions(AllocationRequest(4, "4 B")))):
-        _pick(at, index)
-        assert hidden_parts(at), index
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        assert hidden_parts(pick_question(at, index)), index
+        reveal(at)  # no prediction: the answer, then why
         assert not hidden_parts(at), index
         assert untranslated(visible_texts(at)) == [], index
     body = " ".join(m.value for m in at.markdown)

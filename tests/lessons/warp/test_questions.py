@@ -20,7 +20,7 @@ from core.questions import Question
 from lessons.warp.affine import WarpCase, compare_warps
 from lessons.warp.matrix_inputs import matrix_from_params
 from lessons.warp.questions import MAPPING_PART, SIZE_PART, VERDICT_PART, questions
-from testing.apptest import container_keys, hidden_parts
+from testing.apptest import check_solo_predict_flow, pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 from tests.notes_marks import needs_notes
 
@@ -232,13 +232,6 @@ def page_questions(params: dict[str, str]) -> tuple[Question, ...]:
     return questions(case, (w, h), shown)
 
 
-def _pick(at, index: int):
-    at.session_state["predict.pick"] = index
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 @pytest.mark.parametrize("params", [
     {},
     {"warp.notes": "true", "warp.align_corners": "true", "warp.size_mode": "Half (shrink)",
@@ -246,24 +239,7 @@ def _pick(at, index: int):
 ], ids=["default", "notes-half-corners"])  # fmt: skip
 def test_solo_flow_on_the_warp_page(params):
     at = open_expanders(open_cold("warp", params), "predict.open")
-    expected = page_questions(params)
-    for index, question in enumerate(expected):
-        _pick(at, index)
-        assert question.prompt in [m.value for m in at.markdown], question.key
-        assert question.hides in hidden_parts(at), question.key
-        assert question.hides in container_keys(at), question.key
-        wrong = (question.answer + 1) % len(question.choices)
-        at.radio(key=f"predict.answer.{question.key}").set_value(wrong).run()
-        at.button(key="predict.reveal").click().run()
-        assert not at.exception, at.exception
-        (error,) = [e.value for e in at.error]
-        assert error.startswith("Not this time") and str(question.correct.text) in error
-        assert question.hides not in hidden_parts(at)
-        at.button(key="predict.again").click().run()
-        at.radio(key=f"predict.answer.{question.key}").set_value(question.answer).run()
-        at.button(key="predict.reveal").click().run()
-        (success,) = [s.value for s in at.success if s.value.startswith("Right")]
-        assert str(question.correct.text) in success
+    check_solo_predict_flow(at, page_questions(params), only_error=True)
 
 
 def test_questions_in_chinese():
@@ -271,9 +247,7 @@ def test_questions_in_chinese():
 
     at = open_expanders(open_cold("warp", {"lang": "zh", "warp.notes": "true"}), "predict.open")
     for index in range(len(page_questions({"warp.notes": "true"}))):
-        _pick(at, index)
-        at.button(key="predict.reveal").click().run()  # no prediction: the answer, then why
-        assert not at.exception, at.exception
+        reveal(pick_question(at, index))  # no prediction: the answer, then why
         assert untranslated(visible_texts(at)) == [], index
     body = " ".join(m.value for m in at.markdown)
     assert "`F.affine_grid`" in body  # code stays code in the translation
