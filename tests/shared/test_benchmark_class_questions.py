@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -37,6 +38,13 @@ from core.tally import tally_figure
 RADIO_FRAGMENT = "radio-fragment"
 POLL_FRAGMENT = "poll-fragment"
 OPTIONS = ["A. yes", "B. no", "C. maybe", "D. never"]
+
+
+def _run(coroutine):
+    """``asyncio.run`` on a thread of its own: in the whole suite Playwright's sync API keeps an
+    event loop running on the main thread, where ``asyncio.run`` refuses to start another."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_the_question_is_a_valid_question_of_four_choices():
@@ -129,7 +137,7 @@ def test_an_answer_is_sent_as_the_browser_sends_a_radio_change_in_its_fragment()
     assert (tab.radio_id, tab.fragment_id, tab.options) == ("$$ID-abc-class.answer",
                                                             RADIO_FRAGMENT, OPTIONS)  # fmt: skip
     assert tab.shown_choice == 2  # the radio showed the stored answer
-    asyncio.run(tab.answer(3))
+    _run(tab.answer(3))
     request = BackMsg.FromString(socket.sent[-1]).rerun_script
     assert request.fragment_id == RADIO_FRAGMENT
     assert request.query_string == "class=ABC234&seat=s1"
@@ -140,23 +148,23 @@ def test_an_answer_is_sent_as_the_browser_sends_a_radio_change_in_its_fragment()
 
 def test_an_answer_run_ends_at_its_script_finished_or_when_the_next_run_starts_first():
     tab, _ = _tab()
-    asyncio.run(tab.answer(0))
+    _run(tab.answer(0))
     tab.take(_new_session("a", RADIO_FRAGMENT))
     assert not tab.answered_last()
     tab.take(_finished("a", FRAGMENT_DONE))
     assert tab.answered_last() and tab.cut_short == 0
     # Streamlit rewrote its status: the run still ended.
-    asyncio.run(tab.answer(1))
+    _run(tab.answer(1))
     tab.take(_new_session("b", RADIO_FRAGMENT))
     tab.take(_finished("b", RERUN_EARLY))
     assert tab.answered_last() and tab.cut_short == 1
     # Its script_finished was dropped: the next run's start ends it.
-    asyncio.run(tab.answer(2))
+    _run(tab.answer(2))
     tab.take(_new_session("c", POLL_FRAGMENT, RADIO_FRAGMENT))
     tab.take(_new_session("d", POLL_FRAGMENT))
     assert tab.answered_last() and tab.cut_short == 2
     # A timer's run of another fragment is not the answer's run.
-    asyncio.run(tab.answer(3))
+    _run(tab.answer(3))
     tab.take(_new_session("e", POLL_FRAGMENT))
     tab.take(_finished("e", FRAGMENT_DONE))
     assert not tab.answered_last()
@@ -174,7 +182,7 @@ def test_a_short_run_with_four_students_on_one_sqlite_server(capsys):
             report(servers, outcome)
             return outcome
 
-    outcome = asyncio.run(run())
+    outcome = _run(run())
     assert outcome.errors == []
     assert (outcome.ready, outcome.teacher_m) == (students, students)
     assert [len(burst.answers) for burst in outcome.bursts] == [students, students - 1]
