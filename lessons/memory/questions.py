@@ -82,6 +82,11 @@ class _Draft:
     notes: str | None = None
 
 
+def _bytes_draft(nbytes: int, why: str, notes: str | None = None) -> _Draft:
+    """A choice that is a byte count: ordered by ``nbytes``, shown as :func:`bytes_text`."""
+    return _Draft(nbytes, bytes_text(nbytes), why, notes)
+
+
 def bytes_text(nbytes: int) -> str:
     """A byte count as a choice shows it: exact, and in binary units when over 1 KiB.
 
@@ -177,34 +182,34 @@ def reserve_question(request: AllocationRequest, from_form: bool = True) -> Ques
                       "up to a multiple of 2 MiB", block=block)
     got = {"block": block, "seg": format_size(seg), "pool": pool}
     if SMALL_SIZE < n < NOTES_THRESHOLD:
-        two_mib = _Draft(SMALL_BUFFER, bytes_text(SMALL_BUFFER), T(
+        two_mib = _bytes_draft(SMALL_BUFFER, T(
             "the notes' rule: under 1.5 MB a tensor goes into the 2 MB block; the threshold is "
             "kSmallSize = 1 MiB, so the {block:,} B block went to the {pool} pool and a {seg} "
             "segment", **got), NOTES_POOL_RULE)
     else:
-        two_mib = _Draft(SMALL_BUFFER, bytes_text(SMALL_BUFFER), T(
+        two_mib = _bytes_draft(SMALL_BUFFER, T(
             "2 MiB segments are the small pool's, for blocks up to 1 MiB; the {block:,} B block "
             "got a {seg} segment of the {pool} pool", **got))
     rounded = ROUND_LARGE * -(-block // ROUND_LARGE)
     power2 = 1 << (block - 1).bit_length()
     pool_of = [
         two_mib,
-        _Draft(block, bytes_text(block), T(
+        _bytes_draft(block, T(
             "that is the block, what `memory_allocated()` reads; the allocator reserves the "
             "whole {seg} segment it is cut from", **got)),
-        _Draft(LARGE_BUFFER, bytes_text(LARGE_BUFFER), T(
+        _bytes_draft(LARGE_BUFFER, T(
             "20 MiB segments serve blocks over 1 MiB and under 10 MiB; the {block:,} B block got "
             "a {seg} segment", **got)),
-        _Draft(rounded, bytes_text(rounded), T(
+        _bytes_draft(rounded, T(
             "only a block of 10 MiB or more gets its own segment rounded up to 2 MiB; the "
             "{block:,} B block got a {seg} segment of the {pool} pool", **got)),
-        _Draft(n, bytes_text(n), T(
+        _bytes_draft(n, T(
             "the bytes asked; the allocator rounds a request up to a multiple of 512 B and "
             "reserves whole segments: {seg} here", **got)),
-        _Draft(power2, bytes_text(power2), T(
+        _bytes_draft(power2, T(
             "that rounds up to a power of two, as `roundup_power2_divisions` would; by default "
             "the {block:,} B block got a {seg} segment", **got)),
-        _Draft(0, bytes_text(0), T(
+        _bytes_draft(0, T(
             "an empty tensor's memory is not written, but the allocator reserves it when the "
             "tensor is made: {seg} here", **got)),
     ]
@@ -212,7 +217,7 @@ def reserve_question(request: AllocationRequest, from_form: bool = True) -> Ques
         "reserve",
         T("On an empty allocator you allocate {label} ({n:,} B, {where}). What does "
           "`memory_reserved()` read after it?", label=request.label, n=n, where=_where(from_form)),
-        _Draft(seg, bytes_text(seg), right_why), pool_of,
+        _bytes_draft(seg, right_why), pool_of,
         T("The allocator model on an empty GPU: {n:,} B -> a {block:,} B block in a {seg_bytes:,} "
           "B ({seg}) segment of the {pool} pool; `memory_reserved()` = {seg_bytes:,} B.",
           n=n, seg_bytes=seg, **got),
@@ -293,13 +298,13 @@ def remainder_question() -> Question:
     rest = reserved - block
     got = {"n": n, "block": block, "reserved": reserved, "rest": rest}
     pool = [
-        _Draft(NOTES_THRESHOLD, bytes_text(NOTES_THRESHOLD), T(
+        _bytes_draft(NOTES_THRESHOLD, T(
             "the notes' 1.5 MB: the {reserved:,} B segment minus the {block} B block is {rest:,} "
             "B, {mib:.4f} MiB, not 1.5 MiB", mib=rest / MiB, **got), NOTES_POOL_RULE),
-        _Draft(reserved - n, bytes_text(reserved - n), T(
+        _bytes_draft(reserved - n, T(
             "that subtracts the {n} bytes asked; the block is rounded up to {block} B, which "
             "`memory_allocated()` reads", **got)),
-        _Draft(reserved, bytes_text(reserved), T(
+        _bytes_draft(reserved, T(
             "that is the whole segment; the {block} B block is cut from it: {reserved:,} − "
             "{block} = {rest:,} B", **got)),
     ]
@@ -309,7 +314,7 @@ def remainder_question() -> Question:
           "How many bytes are then reserved but not allocated (`memory_reserved()` − "
           "`memory_allocated()`)?", scenario=T(SCENARIOS["tiny"].name), step=step_label(x.step),
           n=n),
-        _Draft(rest, bytes_text(rest), T(
+        _bytes_draft(rest, T(
             "the {n}-byte request got a {block} B block in a new {reserved:,} B segment: "
             "{reserved:,} − {block} = {rest:,} B stay cached for later small requests", **got)),
         pool,
