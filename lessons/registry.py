@@ -111,6 +111,10 @@ LESSONS: tuple[PageSpec, ...] = (
 )
 
 
+#: Every page (Home and each lesson) by its URL slug.
+PAGES_BY_SLUG: dict[str, PageSpec] = {spec.slug: spec for spec in (HOME, *LESSONS)}
+
+
 def available_lessons() -> list[PageSpec]:
     """The lesson pages whose scripts exist, in menu order."""
     return [page for page in LESSONS if page.exists()]

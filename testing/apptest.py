@@ -9,17 +9,16 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Element
 
 from core.questions import Question
-from lessons.registry import HOME, LESSONS
+from lessons.registry import PAGES_BY_SLUG
 from ui.navigation import page_hash_of
 from ui.predict import AGAIN_KEY, ANSWER_KEY, PICK_KEY, REVEAL_KEY
 
 
 def page_path(slug: str) -> str:
     """The page script of ``slug``, relative to ``app.py`` (``lessons/<slug>/page.py``)."""
-    specs = {spec.slug: spec for spec in (HOME, *LESSONS)}
-    if slug not in specs:
-        raise ValueError(f"no page has the slug {slug!r}; pages: {sorted(specs)}")
-    return specs[slug].relative_script
+    if slug not in PAGES_BY_SLUG:
+        raise ValueError(f"no page has the slug {slug!r}; pages: {sorted(PAGES_BY_SLUG)}")
+    return PAGES_BY_SLUG[slug].relative_script
 
 
 def switch_to(at: AppTest, slug: str) -> AppTest:

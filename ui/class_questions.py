@@ -39,7 +39,7 @@ from core.class_store import (
 )
 from core.questions import Question, RoundResult, question_from_state, question_state, results_csv
 from core.tally import tally_figure
-from lessons.registry import HOME, LESSONS
+from lessons.registry import PAGES_BY_SLUG
 from ui.charts import show_chart
 from ui.classroom import (
     ClassPlaces,
@@ -161,8 +161,8 @@ def _teacher_view(member: Membership) -> None:
 
 def page_title(slug: str) -> str:
     """The title of the page ``slug`` in this session's language (the slug when no page has it)."""
-    titles = {spec.slug: spec.title for spec in (HOME, *LESSONS)}
-    return _(titles[slug]) if slug in titles else slug
+    spec = PAGES_BY_SLUG.get(slug)
+    return _(spec.title) if spec is not None else slug
 
 
 def _round_heading(now: ClassRound, slug: str) -> None:
