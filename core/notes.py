@@ -136,7 +136,8 @@ class LiveRun:
     """What a snippet did when it ran just now.
 
     ``output`` is everything it printed (and any warning it raised, as ``Warning: ...``
-    lines), ``error`` is ``"ExceptionType: message"`` when it raised, else ``None``.
+    lines), ``error`` is ``"ExceptionType: message"`` when it raised, else ``None``, and
+    ``line`` the snippet's line (1-based) the error came from.
     """
 
     code: str
@@ -144,6 +145,7 @@ class LiveRun:
     error: str | None
     error_type: str | None
     torch_version: str
+    line: int | None = None
 
     @property
     def raised(self) -> bool:
@@ -198,7 +200,7 @@ def run_live(code: str) -> LiveRun:
         lines.append(sep.join(str(a) for a in args) + end)
 
     namespace: dict[str, object] = {"__name__": "__notes_snippet__", "print": _print}
-    error = error_type = None
+    error = error_type = line = None
     with _SNIPPET_LOCK, _process_generators_kept(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -206,9 +208,20 @@ def run_live(code: str) -> LiveRun:
         except Exception as exc:  # a snippet that demonstrates an error is expected to raise
             error_type = type(exc).__name__
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            line = snippet_line(exc)
     for warning in caught:
         lines.append(f"Warning: {warning.category.__name__}: {warning.message}\n")
-    return LiveRun(code, "".join(lines).rstrip("\n"), error, error_type, torch.__version__)
+    return LiveRun(code, "".join(lines).rstrip("\n"), error, error_type, torch.__version__, line)
+
+
+def snippet_line(exc: BaseException) -> int | None:
+    """The line of the snippet (compiled as ``<snippet>``) that ``exc`` came out of, or None
+    when it rose before the snippet ran (a syntax error is the snippet's own line)."""
+    if isinstance(exc, SyntaxError) and exc.filename == "<snippet>":
+        return exc.lineno
+    frames = traceback.extract_tb(exc.__traceback__)
+    lines = [frame.lineno for frame in frames if frame.filename == "<snippet>"]
+    return lines[-1] if lines else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Error doctor: paste a PyTorch error, get the notes' entry, the cause and the fix, run live."""

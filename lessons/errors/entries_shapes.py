@@ -1,0 +1,5 @@
+"""Entries of kind shapes (being written)."""
+
+from lessons.errors.entry import Entry
+
+ENTRIES: tuple[Entry, ...] = ()

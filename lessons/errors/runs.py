@@ -1,0 +1,210 @@
+"""Running the catalogue's own snippets, with a time limit, and capturing what torch said.
+
+Only :class:`~lessons.errors.entry.Entry` snippets run here, looked up by the entry's key: text a
+visitor pastes is matched (``lessons.errors.matching``), never run. Two ways:
+
+- :func:`run_in_process`: the snippet runs on a thread of the server process through
+  ``core.notes.run_live`` (its own namespace, ``print`` captured, generators put back). The
+  page waits at most ``timeout_s``; a snippet still running then is reported as such. These are
+  the entries whose snippets allocate a few small CPU tensors and return in milliseconds.
+- :func:`run_in_subprocess`: the snippet runs in a fresh ``python`` with a wall-clock limit and
+  an address-space limit, in a process group of its own that is killed whole on timeout (so a
+  DataLoader worker or a second rank cannot outlive it). For worker processes, signals, process
+  groups and hangs, which must never touch the server process.
+
+:func:`capture` runs an entry's snippet the way its ``run`` says, once per process (cached).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from core.notes import run_live
+from lessons.errors.entry import DOCUMENTED, GPU, LIVE, SUBPROCESS, Entry
+
+Status = Literal["raised", "ok", "timeout", "died", "skipped"]
+Which = Literal["broken", "fixed"]
+
+#: Seconds an in-process snippet may take (they take milliseconds; the first torch call of a
+#: kind may take a second on a cold, busy 2-core server).
+IN_PROCESS_TIMEOUT_S = 20.0
+#: Seconds a subprocess snippet may take, torch's import (2-4 s here) included.
+SUBPROCESS_TIMEOUT_S = 60.0
+#: Address space a subprocess snippet may map: importing torch maps about 3.3 GB here; a
+#: runaway allocation beyond this fails inside the child with a MemoryError.
+SUBPROCESS_MEMORY_BYTES = 8 * 1024**3
+#: The child's last line starts with this, then the result as JSON.
+_MARK = "@@torch-playground-capture@@"
+
+_HARNESS = f"""
+import json, sys, traceback
+code = sys.stdin.read()
+result = {{"status": "ok", "message": "", "line": None}}
+try:
+    exec(compile(code, "<snippet>", "exec"), {{"__name__": "__main__"}})
+except BaseException as exc:
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<snippet>"]
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    result = {{"status": "raised", "message": message, "line": lines[-1] if lines else None}}
+sys.stdout.flush()
+print("\\n{_MARK}" + json.dumps(result), flush=True)
+"""
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What a snippet did when the app ran it.
+
+    ``status``: ``"raised"`` (``message`` is ``"Type: message"``, ``line`` the snippet's line it
+    came from), ``"ok"`` (it ran to the end), ``"timeout"`` / ``"died"`` (the run itself failed;
+    ``message`` says how, for a person), ``"skipped"`` (not run on this machine: ``message``
+    says why). ``output`` is what it printed; ``how`` is the entry's ``run``.
+    """
+
+    status: Status
+    message: str
+    output: str
+    line: int | None
+    seconds: float
+    torch_version: str
+    how: str
+
+    @property
+    def headline(self) -> str:
+        """The message's first line: what the last line of a traceback starts with."""
+        return self.message.splitlines()[0] if self.message else ""
+
+
+def run_in_process(code: str, *, timeout_s: float = IN_PROCESS_TIMEOUT_S) -> Capture:
+    """Run the app's ``code`` on a thread of this process; wait at most ``timeout_s`` seconds.
+
+    Raises ValueError for a ``timeout_s`` that is not positive."""
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    done: list = []
+    start = time.perf_counter()
+    worker = threading.Thread(target=lambda: done.append(run_live(code)), daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    seconds = time.perf_counter() - start
+    if not done:
+        return Capture("timeout", f"did not finish within {timeout_s:g} s", "", None, seconds,
+                       torch.__version__, LIVE)  # fmt: skip
+    run = done[0]
+    status: Status = "raised" if run.raised else "ok"
+    return Capture(status, run.error or "", run.output, run.line, seconds, run.torch_version, LIVE)
+
+
+def _limit_child() -> None:
+    """In the child, before Python starts: cap its address space (runs in the forked child)."""
+    resource.setrlimit(resource.RLIMIT_AS, (SUBPROCESS_MEMORY_BYTES, SUBPROCESS_MEMORY_BYTES))
+
+
+def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S) -> Capture:
+    """Run the app's ``code`` in a fresh Python with a time and an address-space limit.
+
+    The child gets its own session (process group); on timeout the whole group is killed, so
+    worker processes it started go too. A child that dies (a signal, an abort) is reported as
+    ``"died"`` with what it wrote last. Raises ValueError for a ``timeout_s`` that is not
+    positive."""
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HARNESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+        preexec_fn=_limit_child,
+    )  # fmt: skip
+    try:
+        out, err = child.communicate(code, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(child.pid)
+        child.communicate()
+        stopped = f"did not finish within {timeout_s:g} s and was stopped"
+        seconds = time.perf_counter() - start
+        return Capture("timeout", stopped, "", None, seconds, torch.__version__, SUBPROCESS)
+    finally:
+        _kill_group(child.pid)  # workers the snippet left behind
+    return _parse_child(out, err, child.returncode, time.perf_counter() - start)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _parse_child(out: str, err: str, returncode: int, seconds: float) -> Capture:
+    printed, _, result_line = out.rpartition(_MARK)
+    if not result_line:
+        last = (err.strip().splitlines() or [f"exit status {returncode}"])[-1]
+        return Capture("died", f"the process ended without a result ({last})", out.strip(),
+                       None, seconds, torch.__version__, SUBPROCESS)  # fmt: skip
+    result = json.loads(result_line)
+    return Capture(result["status"], result["message"], printed.strip(), result["line"],
+                   seconds, torch.__version__, SUBPROCESS)  # fmt: skip
+
+
+def run_snippet(entry: Entry, which: Which) -> Capture:
+    """Run ``entry``'s ``broken`` or ``fixed`` snippet the way ``entry.run`` says (not cached).
+
+    A GPU entry runs in a subprocess where CUDA is present and is skipped elsewhere; a documented
+    entry is never run. Raises ValueError for ``which`` other than "broken" / "fixed"."""
+    if which not in ("broken", "fixed"):
+        raise ValueError(f"which must be 'broken' or 'fixed', got {which!r}")
+    code = getattr(entry, which)
+    if entry.run == DOCUMENTED:
+        return Capture("skipped", "documented only", "", None, 0.0, torch.__version__, DOCUMENTED)
+    if entry.run == GPU and not torch.cuda.is_available():
+        return Capture("skipped", "needs a CUDA GPU", "", None, 0.0, torch.__version__, GPU)
+    if entry.run == LIVE:
+        return run_in_process(code)
+    capture = run_in_subprocess(code)
+    return capture if entry.run == SUBPROCESS else _as_gpu(capture)
+
+
+def _as_gpu(capture: Capture) -> Capture:
+    return Capture(capture.status, capture.message, capture.output, capture.line,
+                   capture.seconds, capture.torch_version, GPU)  # fmt: skip
+
+
+#: Finished captures by (entry key, which), shared by every session of this process.
+_CAPTURED: dict[tuple[str, str], Capture] = {}
+#: One lock per (key, which): sessions asking for the same capture at once wait for one run.
+_LOCKS: collections.defaultdict[tuple[str, str], threading.Lock] = collections.defaultdict(
+    threading.Lock
+)
+
+
+def capture(key: str, which: Which) -> Capture:
+    """:func:`run_snippet` of the catalogue's entry ``key``, once per process for every session
+    (the snippets are fixed, so the answer only changes with torch). A run that timed out is not
+    kept: the next visitor tries again. Raises ValueError for a key the catalogue lacks."""
+    from lessons.errors.catalogue import entry_by_key  # the catalogue imports entries, not runs
+
+    entry = entry_by_key(key)
+    with _LOCKS[(key, which)]:
+        if (key, which) not in _CAPTURED:
+            result = run_snippet(entry, which)
+            if result.status == "timeout":
+                return result
+            _CAPTURED[(key, which)] = result
+        return _CAPTURED[(key, which)]
+
+
+def captured(key: str, which: Which) -> Capture | None:
+    """The capture :func:`capture` already holds for ``(key, which)``, without running it."""
+    return _CAPTURED.get((key, which))
