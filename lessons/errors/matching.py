@@ -1,0 +1,162 @@
+"""Finding the catalogue's entry for a pasted error message or traceback.
+
+A message's wording is stable across runs and torch versions; its numbers, pids, shapes, sizes,
+paths, addresses, tensor and dtype names and quoting are not. :func:`stable_text` replaces each
+of those with a placeholder, then rapidfuzz compares what is left (``fuzz.WRatio``: it weighs a
+short message found inside a long one, and the same words in another order). Characters alone
+make any two short error lines look alike ("KeyError: 'a'" aligns well inside many messages), so
+the score is scaled by how many of the words are shared: the share of the query's words found in
+the wording, or of the wording's words found in the query, whichever is larger.
+
+:func:`find` reads a query two ways and keeps each entry's best score: the traceback's last
+error line, and its last few lines (all of a short traceback). So the entry is
+found from the last line alone, from a whole traceback, and from a DataLoader worker's traceback
+whose last line is the worker's own error. The query is text to compare and nothing else: it is
+never run, and the page never renders it as markdown or HTML.
+
+>>> find("RuntimeError: Trying to backward through the graph a second time").best
+'backward-twice'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from lessons.errors.catalogue import entries
+from lessons.errors.entry import Entry
+
+#: Characters of a query that are read: a longer paste is read from its end, where the error is.
+MAX_QUERY_CHARS = 20_000
+#: Lines at the end of a traceback read as "the end of the traceback", and at most this many
+#: characters of them (an error line is rarely longer; longer readings only cost time).
+TAIL_LINES, TAIL_CHARS = 12, 4_000
+#: Score (0-100) an entry needs to be offered at all.
+MIN_SCORE = 72.0
+#: How many entries a search returns at most (the best first).
+MAX_MATCHES = 5
+#: Letters a query needs before it is compared (fewer match everything a little).
+MIN_LETTERS = 6
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;]*[A-Za-z]")
+_PATH = re.compile(r"(?:[A-Za-z]:\\|~?/)[^\s'\",:()\[\]]*")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_TENSOR_TYPE = re.compile(r"\btorch\.(?:cuda\.)?[A-Za-z]*Tensor\b")
+_DTYPE = re.compile(
+    r"\b(?:torch\.|c10::)?(?:float|double|half|bfloat|int|long|short|bool|uint|quint|qint|"
+    r"complex|byte|char)\d*\b"
+)
+_OP = re.compile(r"\baten::\w+")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_SHAPE = re.compile(r"(?:torch\.size)?[(\[]\s*[#,\s]*[)\]]")
+_QUOTES = re.compile(r"[\"'`‘’“”]")
+_WORD = re.compile(r"[a-z_]{3,}")
+_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+(?:Error|Exception|Warning|Interrupt)|error)\b")
+
+
+def stable_text(text: str) -> str:
+    """``text`` with what changes from run to run replaced: lower case, paths ``<path>``, hex
+    addresses and numbers ``#``, shapes ``#``, tensor types ``tensor``, dtypes ``dtype``, ATen
+    op names ``aten::op``, quotes dropped, whitespace collapsed.
+
+    >>> stable_text("index 5 is out of bounds for dimension 0 with size 3")
+    'index # is out of bounds for dimension # with size #'
+    """
+    text = _CONTROL.sub(" ", text)
+    text = _PATH.sub(" <path> ", text)
+    text = _HEX.sub("#", text)
+    text = _TENSOR_TYPE.sub("tensor", text)
+    text = _OP.sub("aten::op", text)
+    text = _DTYPE.sub("dtype", text.lower())
+    text = _NUMBER.sub("#", text)
+    text = _SHAPE.sub("#", text)
+    text = _QUOTES.sub("", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@dataclass(frozen=True)
+class Match:
+    """One entry a query may be: its ``key``, its ``score`` (0-100) and the entry's wording that
+    scored it (``wording``, as the catalogue writes it)."""
+
+    key: str
+    score: float
+    wording: str
+
+
+@dataclass(frozen=True)
+class Search:
+    """What :func:`find` made of a query.
+
+    ``matches``: the entries that scored at least :data:`MIN_SCORE`, best first (at most
+    :data:`MAX_MATCHES`); ``line``: the traceback's last error line as read ("" when there is
+    none); ``read_chars``: how many characters of the query were read (a longer one is read from
+    its end); ``refused``: why the query was not compared ("" when it was).
+    """
+
+    matches: tuple[Match, ...]
+    line: str
+    read_chars: int
+    refused: str = ""
+
+    @property
+    def best(self) -> str | None:
+        """The key of the best match, or None when nothing matched."""
+        return self.matches[0].key if self.matches else None
+
+
+def last_error_line(text: str) -> str:
+    """The last line of ``text`` that starts like an exception (``RuntimeError: ...``,
+    ``torch.OutOfMemoryError: ...``, ``CUDA error: ...``), or the last non-empty line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if _ERROR_LINE.match(line):
+            return line
+    return lines[-1] if lines else ""
+
+
+@functools.cache
+def _wordings(catalogue: tuple[Entry, ...]) -> tuple[tuple[str, str, frozenset[str], str], ...]:
+    """``(key, stable wording, its words, wording)`` for every wording of every entry."""
+    found = []
+    for entry in catalogue:
+        for text in entry.messages:
+            stable = stable_text(text)
+            found.append((entry.key, stable, frozenset(_WORD.findall(stable)), text))
+    return tuple(found)
+
+
+def _score(reading: str, words: frozenset[str], stable: str, wording_words: frozenset[str]
+           ) -> float:  # fmt: skip
+    shared = len(words & wording_words)
+    overlap = max(shared / max(len(words), 1), shared / max(len(wording_words), 1))
+    return fuzz.WRatio(reading, stable) * overlap
+
+
+def find(
+    query: str, catalogue: Sequence[Entry] | None = None, *, limit: int = MAX_MATCHES
+) -> Search:
+    """The entries ``query`` (a message or a whole traceback) may be, best first.
+
+    ``catalogue`` defaults to every entry. Raises ValueError for a ``limit`` below 1.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+    read = query[-MAX_QUERY_CHARS:]
+    line = last_error_line(read)
+    if sum(ch.isalpha() for ch in read) < MIN_LETTERS:
+        return Search((), line, len(read), refused="too short to compare")
+    tail = "\n".join(read.strip().splitlines()[-TAIL_LINES:])[-TAIL_CHARS:]
+    readings = {stable_text(part) for part in (line[:TAIL_CHARS], tail)} - {""}
+    read_words = [(reading, frozenset(_WORD.findall(reading))) for reading in readings]
+    best: dict[str, Match] = {}
+    for key, stable, wording_words, wording in _wordings(tuple(catalogue or entries())):
+        score = max(_score(r, words, stable, wording_words) for r, words in read_words)
+        if score >= MIN_SCORE and (key not in best or score > best[key].score):
+            best[key] = Match(key, round(score, 1), wording)
+    ranked = sorted(best.values(), key=lambda match: -match.score)
+    return Search(tuple(ranked[:limit]), line, len(read))
