@@ -147,11 +147,19 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _ending(returncode: int, err: str) -> str:
+    """How a child that left no result ended: the signal that killed it, or its last words."""
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-returncode).name}"
+    return (err.strip().splitlines() or [f"exit status {returncode}"])[-1]
+
+
 def _parse_child(out: str, err: str, returncode: int, seconds: float) -> Capture:
     printed, _, result_line = out.rpartition(_MARK)
     if not result_line:
-        last = (err.strip().splitlines() or [f"exit status {returncode}"])[-1]
-        return Capture("died", f"the process ended without a result ({last})", out.strip(),
+        how = _ending(returncode, err)
+        return Capture("died", f"the process ended without a result ({how})", out.strip(),
                        None, seconds, torch.__version__, SUBPROCESS)  # fmt: skip
     result = json.loads(result_line)
     return Capture(result["status"], result["message"], printed.strip(), result["line"],
