@@ -33,8 +33,11 @@ from lessons.errors.entry import Entry
 #: Characters of a query that are read: a longer paste is read from its end, where the error is.
 MAX_QUERY_CHARS = 20_000
 #: Lines at the end of a traceback read as "the end of the traceback", and at most this many
-#: characters of them (an error line is rarely longer; longer readings only cost time).
-TAIL_LINES, TAIL_CHARS = 12, 4_000
+#: characters of them and of the error line (torch's longest messages are about 600
+#: characters; a longer reading only costs time: scoring grows with the product of lengths).
+TAIL_LINES, TAIL_CHARS, LINE_CHARS = 12, 2_000, 1_000
+#: Distinctive words (:func:`_words`) a query must share with a wording to score at all.
+MIN_SHARED_WORDS = 2
 #: Score (0-100) an entry needs to be offered at all.
 MIN_SCORE = 72.0
 #: How many entries a search returns at most (the best first).
@@ -52,16 +55,25 @@ _DTYPE = re.compile(
 )
 _OP = re.compile(r"\baten::\w+")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_DEVICE = re.compile(r"\b(?:cuda|xpu|mps|hpu):#|\bcpu\b")
 _SHAPE = re.compile(r"(?:torch\.size)?[(\[]\s*[#,\s]*[)\]]")
 _QUOTES = re.compile(r"[\"'`‘’“”]")
+#: An exception's name is at the start of its line, within this many characters.
+_NAME_CHARS = 120
 _WORD = re.compile(r"[a-z_]{3,}")
+#: Words every other message has (and the placeholders): sharing them says nothing.
+_COMMON_WORDS = frozenset((
+    "error", "runtimeerror", "the", "and", "for", "with", "from", "that", "this", "you", "your",
+    "are", "was", "not", "has", "have", "path", "tensor", "dtype", "http", "https",
+))  # fmt: skip
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+(?:Error|Exception|Warning|Interrupt)|error)\b")
 
 
 def stable_text(text: str) -> str:
     """``text`` with what changes from run to run replaced: lower case, paths ``<path>``, hex
-    addresses and numbers ``#``, shapes ``#``, tensor types ``tensor``, dtypes ``dtype``, ATen
-    op names ``aten::op``, quotes dropped, whitespace collapsed.
+    addresses and numbers ``#``, devices (``cuda:3``, ``cpu``) ``device``, shapes ``#``,
+    tensor types ``tensor``, dtypes ``dtype``, ATen op names ``aten::op``, quotes dropped,
+    whitespace collapsed.
 
     >>> stable_text("index 5 is out of bounds for dimension 0 with size 3")
     'index # is out of bounds for dimension # with size #'
@@ -73,6 +85,7 @@ def stable_text(text: str) -> str:
     text = _OP.sub("aten::op", text)
     text = _DTYPE.sub("dtype", text.lower())
     text = _NUMBER.sub("#", text)
+    text = _DEVICE.sub("device", text)
     text = _SHAPE.sub("#", text)
     text = _QUOTES.sub("", text)
     return re.sub(r"\s+", " ", text).strip()
@@ -80,12 +93,10 @@ def stable_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class Match:
-    """One entry a query may be: its ``key``, its ``score`` (0-100) and the entry's wording that
-    scored it (``wording``, as the catalogue writes it)."""
+    """One entry a query may be: its ``key`` and its ``score`` (0-100)."""
 
     key: str
     score: float
-    wording: str
 
 
 @dataclass(frozen=True)
@@ -114,27 +125,35 @@ def last_error_line(text: str) -> str:
     ``torch.OutOfMemoryError: ...``, ``CUDA error: ...``), or the last non-empty line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in reversed(lines):
-        if _ERROR_LINE.match(line):
+        if _ERROR_LINE.match(line[:_NAME_CHARS]):  # a long line would make the pattern crawl
             return line
     return lines[-1] if lines else ""
 
 
 @functools.cache
-def _wordings(catalogue: tuple[Entry, ...]) -> tuple[tuple[str, str, frozenset[str], str], ...]:
-    """``(key, stable wording, its words, wording)`` for every wording of every entry."""
+def _wordings(catalogue: tuple[Entry, ...]) -> tuple[tuple[str, str, frozenset[str], bool], ...]:
+    """``(key, stable wording, its words, whether the notes quote it)`` for every wording."""
     found = []
     for entry in catalogue:
         for text in entry.messages:
             stable = stable_text(text)
-            found.append((entry.key, stable, frozenset(_WORD.findall(stable)), text))
+            notes = text == entry.notes_message or text in entry.also
+            found.append((entry.key, stable, _words(stable), notes))
     return tuple(found)
 
 
-def _score(reading: str, words: frozenset[str], stable: str, wording_words: frozenset[str]
-           ) -> float:  # fmt: skip
+def _words(stable: str) -> frozenset[str]:
+    """The words of a stable text that tell one message from another (not "error", "the")."""
+    return frozenset(_WORD.findall(stable)) - _COMMON_WORDS
+
+
+def _overlap(words: frozenset[str], wording_words: frozenset[str]) -> float:
+    """The share of words two texts have in common: of the query's or of the wording's, the
+    larger; 0 when fewer than :data:`MIN_SHARED_WORDS` are shared."""
     shared = len(words & wording_words)
-    overlap = max(shared / max(len(words), 1), shared / max(len(wording_words), 1))
-    return fuzz.WRatio(reading, stable) * overlap
+    if shared < min(MIN_SHARED_WORDS, len(wording_words)):
+        return 0.0
+    return max(shared / max(len(words), 1), shared / max(len(wording_words), 1))
 
 
 def find(
@@ -142,6 +161,8 @@ def find(
 ) -> Search:
     """The entries ``query`` (a message or a whole traceback) may be, best first.
 
+    Of two entries that score the same, the one whose wording the notes quote comes first (an
+    entry the notes describe without a message matches on today's message only).
     ``catalogue`` defaults to every entry. Raises ValueError for a ``limit`` below 1.
     """
     if limit < 1:
@@ -151,12 +172,20 @@ def find(
     if sum(ch.isalpha() for ch in read) < MIN_LETTERS:
         return Search((), line, len(read), refused="too short to compare")
     tail = "\n".join(read.strip().splitlines()[-TAIL_LINES:])[-TAIL_CHARS:]
-    readings = {stable_text(part) for part in (line[:TAIL_CHARS], tail)} - {""}
-    read_words = [(reading, frozenset(_WORD.findall(reading))) for reading in readings]
-    best: dict[str, Match] = {}
-    for key, stable, wording_words, wording in _wordings(tuple(catalogue or entries())):
-        score = max(_score(r, words, stable, wording_words) for r, words in read_words)
-        if score >= MIN_SCORE and (key not in best or score > best[key].score):
-            best[key] = Match(key, round(score, 1), wording)
-    ranked = sorted(best.values(), key=lambda match: -match.score)
-    return Search(tuple(ranked[:limit]), line, len(read))
+    readings = sorted({stable_text(part) for part in (line[-LINE_CHARS:], tail)} - {""})
+    wordings = _wordings(tuple(catalogue or entries()))
+    best: dict[str, tuple[float, bool]] = {}
+    for reading in readings:
+        words = _words(reading)
+        for key, stable, wording_words, notes in wordings:
+            # Words first: they are cheap, and a pair that shares too few cannot reach
+            # MIN_SCORE, so most pairs never reach rapidfuzz (whose cost grows with length).
+            overlap = _overlap(words, wording_words)
+            if overlap * 100 < MIN_SCORE:
+                continue
+            score = fuzz.WRatio(reading, stable, score_cutoff=MIN_SCORE / overlap) * overlap
+            if score >= MIN_SCORE and (key not in best or (score, notes) > best[key]):
+                best[key] = (score, notes)
+    ranked = sorted(best.items(), key=lambda item: (-round(item[1][0], 1), not item[1][1]))
+    matches = tuple(Match(key, round(score, 1)) for key, (score, _notes) in ranked[:limit])
+    return Search(matches, line, len(read))

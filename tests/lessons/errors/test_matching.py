@@ -1,0 +1,150 @@
+"""The matcher against real messages: a corpus of programs run now, unrelated and hostile text.
+
+The corpus (``corpus_*.py`` beside this file) holds programs other than the entries' own (other
+shapes, numbers, dtypes, names, paths, worker pids) that make the same mistakes. Each is run
+here, as a file, so its traceback is a real one with real paths; the matcher must rank the
+expected entry first from the whole traceback and from its error line alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lessons.errors.catalogue import entry_by_key
+from lessons.errors.matching import MAX_QUERY_CHARS, find, last_error_line, stable_text
+
+HERE = Path(__file__).parent
+CORPUS = tuple(
+    case
+    for path in sorted(HERE.glob("corpus_*.py"))
+    for case in importlib.import_module(f"tests.lessons.errors.{path.stem}").CASES
+)
+
+
+def _traceback_in_process(code: str) -> str:
+    """Run ``code`` as if it were /home/student/train.py; its traceback as Python prints it."""
+    try:
+        exec(compile(code, "/home/student/train.py", "exec"), {"__name__": "__corpus__"})
+    except Exception as exc:  # the corpus programs raise on purpose
+        return "".join(traceback.format_exception(exc))
+    raise AssertionError(f"the corpus program did not raise:\n{code}")
+
+
+def _traceback_in_subprocess(code: str, folder: Path, index: int) -> str:
+    script = folder / f"train_{index}.py"
+    script.write_text(code, encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=folder)  # fmt: skip
+    assert done.returncode != 0, f"the corpus program did not fail:\n{code}"
+    return done.stderr
+
+
+@pytest.fixture(scope="module")
+def tracebacks(tmp_path_factory) -> list[tuple[str, str]]:
+    """``(expected key, real traceback)`` for every corpus case."""
+    folder = tmp_path_factory.mktemp("corpus")
+    found: dict[int, tuple[str, str]] = {}
+    in_subprocess = [(i, c) for i, c in enumerate(CORPUS) if c[1] == "subprocess"]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {i: pool.submit(_traceback_in_subprocess, code, folder, i)
+                   for i, (_key, _run, code) in in_subprocess}  # fmt: skip
+        for i, (key, run, code) in enumerate(CORPUS):
+            if run != "subprocess":
+                found[i] = (key, _traceback_in_process(code))
+        for i, future in futures.items():
+            found[i] = (CORPUS[i][0], future.result())
+    return [found[i] for i in range(len(CORPUS))]
+
+
+def test_the_corpus_is_large_and_names_real_entries():
+    assert len(CORPUS) >= 40, len(CORPUS)
+    for key, run, _code in CORPUS:
+        entry_by_key(key)
+        assert run in ("live", "subprocess"), run
+
+
+def test_every_real_traceback_finds_its_entry_first(tracebacks):
+    wrong = []
+    for key, text in tracebacks:
+        for query in (text, last_error_line(text)):
+            start = time.perf_counter()
+            search = find(query)
+            ms = (time.perf_counter() - start) * 1000
+            if search.best != key:
+                wrong.append((key, search.best, query[-300:], ms))
+    assert wrong == [], "\n".join(map(str, wrong))
+
+
+@pytest.mark.parametrize("text", [
+    "hello", "hello world, how are you today?", "KeyError: 'weight'",
+    "ZeroDivisionError: division by zero", "ModuleNotFoundError: No module named 'numpyy'",
+    "TypeError: 'NoneType' object is not subscriptable",
+    "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'",
+    "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    d['k']\n"
+    "KeyError: 'k'",
+])  # fmt: skip
+def test_unrelated_text_finds_nothing(text):
+    search = find(text)
+    assert search.best is None, (text, search.matches)
+
+
+@pytest.mark.parametrize("text", [
+    "x" * 1_000_000, "a b\n" * 200_000, "\x00\x1b[31m\x7f" * 100_000,
+    "**bold** <script>alert(1)</script> [l](javascript:x) $x$ " * 10_000,
+    "import pathlib\npathlib.Path('/tmp/pwned-by-the-doctor').touch()\n" * 100,
+])  # fmt: skip
+def test_hostile_text_is_read_from_its_end_and_never_run(text):
+    search = find(text)
+    assert search.read_chars == min(len(text), MAX_QUERY_CHARS)
+    assert search.best is None
+    assert not Path("/tmp/pwned-by-the-doctor").exists()
+
+
+def test_a_real_message_at_the_end_of_a_huge_paste_is_found():
+    text = (
+        "noise line\n" * 100_000
+        + "RuntimeError: Trying to backward through the graph a second time"
+    )
+    assert find(text).best == "backward-twice"
+
+
+def test_limit_is_checked():
+    with pytest.raises(ValueError, match="limit must be at least 1, got 0"):
+        find("anything at all", limit=0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(0, 10**9),
+    st.integers(1, 4096),
+    st.sampled_from(["cpu", "cuda:3"]),
+    st.sampled_from(["/home/a/b.py", "C:\\Users\\x\\y.py", "/opt/conda/lib/torch.py"]),
+)
+def test_what_differs_between_runs_does_not_count(number, size, device, path):
+    base = "index 1 is out of bounds for dimension 0 with size 2 at /x/y.cpp:10 on cpu 0x1f"
+    varied = (f"index {number} is out of bounds for dimension {size % 7} with size {size} at "
+              f"{path}:{size} on {device} {hex(number)}")  # fmt: skip
+    assert stable_text(varied) == stable_text(base)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 512), min_size=1, max_size=4))
+def test_a_message_with_any_shape_finds_its_entry(shape):
+    size = ", ".join(map(str, [1, *shape]))
+    text = (
+        "ValueError: Expected more than 1 value per channel when training, "
+        f"got input size torch.Size([{size}])"
+    )
+    assert find(text).best == "batch-of-one"
