@@ -108,10 +108,10 @@ CASES: tuple[tuple[str, str, str], ...] = (
     (
         "numpy-requires-grad",
         "live",
-        "import numpy as np\n"
         "import torch\n"
-        "w = torch.ones(3, 3, requires_grad=True)\n"
-        "print(np.array(w * 2))\n",
+        "net = torch.nn.Conv2d(3, 4, 1)\n"
+        "features = net(torch.ones(2, 3, 5, 5, dtype=torch.float32))\n"
+        "print(features.cpu().numpy().shape)\n",
     ),
     # -- shapes and indexing ----------------------------------------------------------------
     (
