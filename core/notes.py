@@ -254,6 +254,9 @@ class NotesCallout:
     #: Values for the ``{placeholders}`` of ``today`` when it is a template (so the page can
     #: translate the sentence, then put the live numbers in): ``(("n", "3"),)``.
     today_args: tuple[tuple[str, str], ...] = ()
+    #: A sentence (``N_``, markdown with a link relative to the page) pointing to where the app
+    #: teaches the same thing at more length, e.g. the error doctor's entry for an error.
+    see_also: str = ""
 
     @property
     def today_text(self) -> str:

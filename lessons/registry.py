@@ -108,6 +108,15 @@ LESSONS: tuple[PageSpec, ...] = (
             "for machines without a GPU."
         ),
     ),
+    PageSpec(
+        "errors",
+        N_("Error doctor"),
+        ":material/healing:",
+        N_(
+            "Paste a PyTorch error or traceback: the notes' entry, the message torch prints today, "
+            "the cause and the fix, both run live."
+        ),
+    ),
 )
 
 

@@ -55,6 +55,8 @@ def notes_callout(callout: NotesCallout) -> None:
             # the values are translated too: a pool name ("small") is a word, not a number
             values = {name: tr(value) for name, value in callout.today_args}
             st.text(today.format(**values) if values else today)
+            if callout.see_also:  # the app's own markdown, with its link
+                st.caption(_(callout.see_also))
             # Wrapped, not scrolled: a scroll region without keyboard focus fails axe-core.
             st.code(localized(callout.run.code), language="python", wrap_lines=True)
             # Wrapped: an error line is the lesson and must not hide behind a scrollbar.

@@ -306,6 +306,13 @@ BATCH_OF_ONE_CAPTION = N_(
     "DataLoader with drop_last."
 )
 
+#: The batch-of-one tab's way to the same error in the error doctor (a link relative to this
+#: page, so it works under a path prefix too).
+ERROR_DOCTOR_LINK = N_(
+    "The error doctor has this error beside the notes' other errors: "
+    "[Expected more than 1 value per channel](errors?errors.entry=batch-of-one)."
+)
+
 LAST_BATCH_OF_ONE = N_(
     "Training needs more than one value per channel (N·H·W > 1). A dataset whose size is one "
     "more than a multiple of the batch size ends with a batch of one:"

@@ -275,6 +275,7 @@ def _notes_tab(run: modes.ShownRun, tab: str) -> None:
             with column:
                 _show(blocks)
         st.markdown(_(ex.LAST_BATCH_OF_ONE))
+        st.caption(_(ex.ERROR_DOCTOR_LINK))
         size, batch = (int(_number(box, column)) for box, column in zip(
             ctl.LOADER, st.columns(2), strict=True))
         runs = [_loader_run(size, batch, drop_last=drop, channels=config.channels,

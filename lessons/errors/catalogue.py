@@ -52,3 +52,25 @@ def entries_of_kind(kind: Kind) -> tuple[Entry, ...]:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return tuple(entry for entry in entries() if entry.kind == kind)
+
+
+#: How each run mode is named in the README's table of entries.
+STATUS_WORDS = {"live": "live", "subprocess": "subprocess", "gpu": "needs a GPU",
+                "documented": "documented"}  # fmt: skip
+
+
+def entries_markdown() -> str:
+    """The README's table of every entry: key, kind, the notes' place, the message, status.
+
+    ``python -c "from lessons.errors.catalogue import entries_markdown as m; print(m())"``
+    prints it; a test keeps lessons/errors/README.md equal to it."""
+    rows = ["| entry | kind | notes | message (today's where it runs) | status |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    for entry in entries():
+        message = (entry.today or entry.notes_message or entry.also[0]).replace("\\n", " ")
+        message = message if len(message) <= 90 else message[:87].rstrip() + "..."
+        places = ", ".join((entry.where, *(where for where, _ in entry.also_notes)))
+        message = message.replace("|", "\\|").replace("`", "'")
+        rows.append(f"| `{entry.key}` | {entry.kind} | {places} | `{message}` | "
+                    f"{STATUS_WORDS[entry.run]} |")  # fmt: skip
+    return "\n".join(rows)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.questions import NOTES_REF
+from core.text import N_
 
 Kind = Literal[
     "autograd", "shapes", "data", "cuda", "distributed", "build", "serialization",
@@ -102,3 +103,23 @@ class Entry:
     def messages(self) -> tuple[str, ...]:
         """Every wording the matcher compares a query with: the notes', today's, the others."""
         return tuple(text for text in (self.notes_message, self.today, *self.also) if text)
+
+
+#: Each kind's name in the catalogue (English msgids).
+KIND_TITLES: dict[str, str] = {
+    "autograd": N_("Autograd"),
+    "shapes": N_("Shapes and indexing"),
+    "data": N_("Data loading"),
+    "cuda": N_("CUDA and drivers"),
+    "distributed": N_("Distributed"),
+    "build": N_("Build and install"),
+    "serialization": N_("Serialization"),
+}
+
+#: How each run mode is named where an entry says how it was reproduced (English msgids).
+RUN_TITLES: dict[str, str] = {
+    LIVE: N_("live"),
+    SUBPROCESS: N_("live, in a subprocess"),
+    GPU: N_("needs a GPU"),
+    DOCUMENTED: N_("documented"),
+}

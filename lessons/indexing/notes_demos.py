@@ -243,9 +243,16 @@ def metrics(demo: Demo) -> tuple[tuple[str, str], ...]:
 
 
 def closing_caption(demo: Demo) -> str | None:
-    """The caption under a demo's run: for view vs reshape, when it is the notes' own case."""
+    """The caption under a demo's run: for view vs reshape, when it is the notes' own case; for
+    the in-place demo, the way to the same error in the error doctor (a link relative to this
+    page, so it works under a path prefix too)."""
     if isinstance(demo, ip.ViewReshapeDemo) and (demo.shape, demo.perm) == ((2, 3, 4), (1, 0, 2)):
         return N_("This is the notes' case: torch.rand(2, 3, 4) with dims 0 and 1 swapped.")
+    if isinstance(demo, ip.PitfallDemo) and demo.key == "inplace_autograd":
+        return N_(
+            "The error doctor has this error beside the notes' other errors: "
+            "[modified by an inplace operation](errors?errors.entry=inplace)."
+        )
     return None
 
 

@@ -923,5 +923,9 @@ def notes_callouts() -> list[NotesCallout]:
             today=today.template,
             today_args=tuple((name, str(value)) for name, value in today.args.items()),
             run=run,
+            see_also=N_(
+                "The error doctor has this error beside the notes' other errors: [Trying to "
+                "backward through the graph a second time](errors?errors.entry=backward-twice)."
+            ),
         )
     ]

@@ -68,6 +68,19 @@ def tracebacks(tmp_path_factory) -> list[tuple[str, str]]:
     return [found[i] for i in range(len(CORPUS))]
 
 
+@pytest.mark.parametrize("key, run, code", [
+    case for path in sorted(HERE.glob("corpus_*.py"))
+    for case in getattr(importlib.import_module(f"tests.lessons.errors.{path.stem}"),
+                        "AMONG_MATCHES", ())
+])  # fmt: skip
+def test_a_message_two_entries_share_offers_both(key, run, code):
+    """Two entries whose messages are the same word for word (the notes tell two stories of one
+    message): the matcher cannot tell them apart and offers both."""
+    assert run == "live"
+    text = _traceback_in_process(code)
+    assert key in [match.key for match in find(text).matches]
+
+
 def test_the_corpus_is_large_and_names_real_entries():
     assert len(CORPUS) >= 40, len(CORPUS)
     for key, run, _code in CORPUS:

@@ -1,0 +1,214 @@
+"""Error doctor: paste a PyTorch error, get the notes' entry, its cause and its fix, run live.
+
+The pasted text is matched (lessons/errors/matching.py) and shown back only as code text: never
+run, never rendered as markdown or HTML. What runs is the catalogue's own snippets, once per
+process (lessons/errors/runs.py), with a time limit, and in a subprocess for the entries that
+need worker processes or could hang.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+import streamlit as st
+import torch
+
+from core.notes import cite as cite_en
+from core.text import N_
+from lessons.errors import questions
+from lessons.errors.catalogue import entries
+from lessons.errors.entry import DOCUMENTED, GPU, KIND_TITLES, RUN_TITLES, SUBPROCESS, Entry
+from lessons.errors.matching import MAX_QUERY_CHARS, Match
+from lessons.errors.runs import Capture, capture
+from lessons.errors.view import ENTRY, QUERY, TOP_KEY, DoctorView, catalogue_by_kind, doctor_view
+from ui.code import show_code
+from ui.i18n import _, cite
+from ui.lesson import lazy_expander, lesson_layout
+from ui.links import BOUND
+from ui.notes_callout import notes_quote
+from ui.predict import predict_panel
+
+PAGE = "lessons/errors/page.py"
+#: What the text area holds on arrival: a real traceback, so the page makes its point at once.
+EXAMPLE = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/student/train.py", line 41, in <module>\n'
+    "    loss.backward()\n"
+    '  File "/usr/lib/python3/site-packages/torch/_tensor.py", line 648, in backward\n'
+    "    torch.autograd.backward(\n"
+    "RuntimeError: Trying to backward through the graph a second time (or directly access "
+    "saved tensors after they have already been freed)."
+)
+
+layout = lesson_layout(
+    N_("Error doctor"),
+    N_(
+        "the entry at the top: what the notes said about this error, what PyTorch prints today "
+        "for the same mistake, and the fix, both run just now."
+    ),
+)
+
+
+with layout.controls:
+    query = st.text_area(
+        _("Paste an error message or a whole traceback"), value=EXAMPLE, height=220,
+        max_chars=MAX_QUERY_CHARS, key=QUERY, **BOUND,
+        help=_("Only compared with the catalogue: never run, never shown as formatted text. "
+               "Numbers, shapes, paths and names may differ from the notes'; they do not count."),
+    )  # fmt: skip
+    # The entries' keys are the options: a link carries an option as it is shown, and a key
+    # stays the same in both languages and when a title is reworded.
+    chosen = st.selectbox(_("Or open an entry by its name (with the box empty)"),
+                          [entry.key for entry in entries()], index=None,
+                          placeholder=_("the best match"), key=ENTRY, **BOUND)  # fmt: skip
+
+
+def _run_label(entry: Entry) -> str:
+    return _(RUN_TITLES[entry.run])
+
+
+def _captured(entry: Entry, which: str) -> Capture:
+    """The entry's snippet run once per process; the first visitor waits under a spinner."""
+    if entry.run == SUBPROCESS:
+        spinner = _("Running the snippet in a separate process (at most a minute)…")
+    else:
+        spinner = _("Running the snippet…")
+    with st.spinner(spinner):
+        return capture(entry.key, which)  # type: ignore[arg-type]
+
+
+def _notes_side(entry: Entry) -> None:
+    st.subheader(_("The notes say ({where})").format(where=cite(entry.where)), anchor=False)
+    quote = "：".join(part for part in (entry.notes_message, entry.notes_cause) if part)
+    notes_quote(quote.replace("\\n", "\n"), entry.notes_gloss)
+
+
+def _today_side(entry: Entry) -> None:
+    if entry.run == DOCUMENTED or (entry.run == GPU and not torch.cuda.is_available()):
+        st.subheader(_("What it needs"), anchor=False)
+        st.markdown(_(entry.needs))
+        if entry.today:
+            st.caption(_("What such a machine prints:"))
+            st.code(entry.today, language="text", wrap_lines=True)
+        return
+    result = _captured(entry, "broken")
+    with st.container(key=questions.TODAY_PART):
+        _today_message(result, entry)
+
+
+def _today_message(result: Capture, entry: Entry) -> None:
+    st.subheader(_("PyTorch {version} prints today").format(version=result.torch_version),
+                 anchor=False)  # fmt: skip
+    if result.status == "raised":
+        st.code(result.message, language="text", wrap_lines=True)
+        if result.line:
+            st.caption(_("Raised by line {line} of the snippet below ({how}).").format(
+                line=result.line, how=_run_label(entry)))  # fmt: skip
+    elif result.status == "ok":
+        st.info(_("On this machine the mistake does not raise (it needs a machine without a "
+                  "GPU to show)."), icon=":material/info:")  # fmt: skip
+    else:
+        st.warning(_("The snippet could not be run here: {why}").format(why=result.message),
+                   icon=":material/timer_off:")  # fmt: skip
+
+
+def _fix_side(entry: Entry) -> None:
+    st.subheader(_("The fix, run just now"), anchor=False)
+    result = _captured(entry, "fixed")
+    if result.status == "ok":
+        st.success(_("It runs. It printed:"), icon=":material/check_circle:")
+        st.code(result.output, language="text", wrap_lines=True)
+    else:
+        st.warning(_("The fixed snippet did not finish here: {why}").format(
+            why=result.message or result.status), icon=":material/warning:")  # fmt: skip
+
+
+def show_entry(entry: Entry) -> None:
+    """One entry: the notes beside today's message, the cause, the fix and both snippets."""
+    st.header(_(entry.title), anchor=False)
+    st.caption(" · ".join((_(KIND_TITLES[entry.kind]), cite(entry.where), _run_label(entry))))
+    notes_col, today_col = st.columns(2)
+    with notes_col:
+        _notes_side(entry)
+    with today_col:
+        _today_side(entry)
+    st.markdown(_("**Cause.** {cause}").format(cause=_(entry.cause)))
+    if entry.notes_differ:
+        st.warning(_("**Where the notes are wrong or dated.** {what}").format(
+            what=_(entry.notes_differ)), icon=":material/report:")  # fmt: skip
+    st.markdown(_("**Fix.** {fix}").format(fix=_(entry.fix)))
+    if entry.lesson:
+        path, label = entry.lesson
+        slug, _sep, query = path.partition("?")
+        st.page_link(f"lessons/{slug}/page.py", label=_(label), icon=":material/school:",
+                     query_params=dict(parse_qsl(query)))  # fmt: skip
+    if entry.run == DOCUMENTED:
+        return
+    show_code(entry.broken, title=N_("The mistake, as a program that runs as-is"))
+    if entry.run != GPU or torch.cuda.is_available():
+        _fix_side(entry)
+    show_code(entry.fixed, title=N_("The fix, as a program that runs as-is"))
+
+
+def show_search(view: DoctorView) -> None:
+    """The best match in :data:`TOP_KEY`, or why there is none; the line it was matched on."""
+    search = view.search
+    if search.refused or view.top is None:
+        st.info(_("No entry matches this text. Paste the last line of the traceback (the one "
+                  "that names the error), or empty the box to browse the catalogue."),
+                icon=":material/search_off:")  # fmt: skip
+        return
+    with st.container(key=TOP_KEY, border=True):
+        st.caption(_("Best match ({score:.0f} of 100), for the line:").format(
+            score=search.matches[0].score))  # fmt: skip
+        st.code(search.line[:500], language="text", wrap_lines=True)  # shown as text, never run
+        show_entry(view.top)
+
+
+def show_others(others: tuple[Match, ...]) -> None:
+    """The other candidates, each drawn only when opened."""
+    if not others:
+        return
+    st.subheader(_("Other candidates"), anchor=False)
+    names = {entry.key: entry for entry in entries()}
+    for match in others:
+        box = lazy_expander(N_("{title} ({score:.0f} of 100)"), key=f"errors.other.{match.key}",
+                            title=_(names[match.key].title), score=match.score)  # fmt: skip
+        if box is not None:
+            with box:
+                show_entry(names[match.key])
+
+
+def show_catalogue() -> None:
+    """Every entry grouped by kind, each a link that opens it."""
+    st.header(_("The catalogue"), anchor=False)
+    st.markdown(_("{n} errors from the notes, grouped by kind. Open one, or paste a message "
+                  "above.").format(n=len(entries())))  # fmt: skip
+    for kind, kind_entries in catalogue_by_kind():
+        st.subheader(_(KIND_TITLES[kind]), anchor=False)
+        for entry in kind_entries:
+            label = f"{_(entry.title)} · {cite(entry.where)} · {_run_label(entry)}"
+            st.page_link(PAGE, label=label, query_params={ENTRY: entry.key})
+
+
+view = doctor_view(query or "", chosen or None)
+with layout.figure:
+    if view.mode == "search":
+        show_search(view)
+        show_others(view.others)
+    elif view.mode == "entry":
+        with st.container(key=TOP_KEY, border=True):
+            show_entry(view.top)
+    else:
+        show_catalogue()
+with layout.details:
+    if view.mode != "catalogue":
+        box = lazy_expander(N_("The whole catalogue ({n} errors)"), key="errors.catalogue",
+                            n=len(entries()))  # fmt: skip
+        if box is not None:
+            with box:
+                show_catalogue()
+    st.caption(_("Every entry's snippets are the app's own; the notes are cited as {example}.")
+               .format(example=cite_en("000:76")))  # fmt: skip
+
+predict_panel(layout.predict, "errors", lambda: questions.questions(view.top))
