@@ -60,6 +60,8 @@ STATUS_WORDS = {"live": "live", "subprocess": "subprocess", "gpu": "needs a GPU"
 
 
 def entries_markdown() -> str:
+    from lessons.errors.matching import printable  # matching imports this module
+
     """The README's table of every entry: key, kind, the notes' place, the message, status.
 
     ``python -c "from lessons.errors.catalogue import entries_markdown as m; print(m())"``
@@ -67,7 +69,8 @@ def entries_markdown() -> str:
     rows = ["| entry | kind | notes | message (today's where it runs) | status |",
             "|---|---|---|---|---|"]  # fmt: skip
     for entry in entries():
-        message = (entry.today or entry.notes_message or entry.also[0]).replace("\\n", " ")
+        message = printable(entry.today or entry.notes_message or entry.also[0])
+        message = message.replace("\\n", " ")
         message = message if len(message) <= 90 else message[:87].rstrip() + "..."
         places = ", ".join((entry.where, *(where for where, _ in entry.also_notes)))
         message = message.replace("|", "\\|").replace("`", "'")

@@ -45,7 +45,7 @@ MAX_MATCHES = 5
 #: Letters a query needs before it is compared (fewer match everything a little).
 MIN_LETTERS = 6
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;]*[A-Za-z]")
+_CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PATH = re.compile(r"(?:[A-Za-z]:\\|~?/)[^\s'\",:()\[\]]*")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _TENSOR_TYPE = re.compile(r"\btorch\.(?:cuda\.)?[A-Za-z]*Tensor\b")
@@ -67,6 +67,12 @@ _COMMON_WORDS = frozenset((
     "are", "was", "not", "has", "have", "path", "tensor", "dtype", "http", "https",
 ))  # fmt: skip
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(?:\w+(?:Error|Exception|Warning|Interrupt)|error)\b")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences (torch prints bold with them) and control
+    characters, line breaks and tabs kept: what a page may show as code text."""
+    return _CONTROL.sub("", text)
 
 
 def stable_text(text: str) -> str:

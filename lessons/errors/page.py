@@ -18,7 +18,7 @@ from core.text import N_
 from lessons.errors import questions
 from lessons.errors.catalogue import entries
 from lessons.errors.entry import DOCUMENTED, GPU, KIND_TITLES, RUN_TITLES, SUBPROCESS, Entry
-from lessons.errors.matching import MAX_QUERY_CHARS, Match
+from lessons.errors.matching import MAX_QUERY_CHARS, Match, printable
 from lessons.errors.runs import Capture, capture
 from lessons.errors.view import ENTRY, QUERY, TOP_KEY, DoctorView, catalogue_by_kind, doctor_view
 from ui.code import show_code
@@ -89,7 +89,7 @@ def _today_side(entry: Entry) -> None:
         st.markdown(_(entry.needs))
         if entry.today:
             st.caption(_("What such a machine prints:"))
-            st.code(entry.today, language="text", wrap_lines=True)
+            st.code(printable(entry.today), language="text", wrap_lines=True)
         return
     result = _captured(entry, "broken")
     with st.container(key=questions.TODAY_PART):
@@ -100,7 +100,7 @@ def _today_message(result: Capture, entry: Entry) -> None:
     st.subheader(_("PyTorch {version} prints today").format(version=result.torch_version),
                  anchor=False)  # fmt: skip
     if result.status == "raised":
-        st.code(result.message, language="text", wrap_lines=True)
+        st.code(printable(result.message), language="text", wrap_lines=True)
         if result.line:
             st.caption(_("Raised by line {line} of the snippet below ({how}).").format(
                 line=result.line, how=_run_label(entry)))  # fmt: skip
@@ -117,7 +117,7 @@ def _fix_side(entry: Entry) -> None:
     result = _captured(entry, "fixed")
     if result.status == "ok":
         st.success(_("It runs. It printed:"), icon=":material/check_circle:")
-        st.code(result.output, language="text", wrap_lines=True)
+        st.code(printable(result.output), language="text", wrap_lines=True)
     else:
         st.warning(_("The fixed snippet did not finish here: {why}").format(
             why=result.message or result.status), icon=":material/warning:")  # fmt: skip
@@ -161,7 +161,7 @@ def show_search(view: DoctorView) -> None:
     with st.container(key=TOP_KEY, border=True):
         st.caption(_("Best match ({score:.0f} of 100), for the line:").format(
             score=search.matches[0].score))  # fmt: skip
-        st.code(search.line[:500], language="text", wrap_lines=True)  # shown as text, never run
+        st.code(printable(search.line)[:500], language="text", wrap_lines=True)  # text, never run
         show_entry(view.top)
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -108,13 +109,17 @@ def run_in_process(code: str, *, timeout_s: float = IN_PROCESS_TIMEOUT_S) -> Cap
     return Capture(status, run.error or "", run.output, run.line, seconds, run.torch_version, LIVE)
 
 
-def _limit_child() -> None:
-    """In the child, before Python starts: cap its address space (runs in the forked child)."""
-    resource.setrlimit(resource.RLIMIT_AS, (SUBPROCESS_MEMORY_BYTES, SUBPROCESS_MEMORY_BYTES))
+def _address_space_limit(limit: int) -> Callable[[], None]:
+    """What the forked child runs before Python starts: cap its address space at ``limit``."""
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S) -> Capture:
+def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S,
+                      memory_bytes: int | None = SUBPROCESS_MEMORY_BYTES) -> Capture:  # fmt: skip
     """Run the app's ``code`` in a fresh Python with a time and an address-space limit.
+
+    ``memory_bytes`` None leaves the address space unlimited: the CUDA driver maps far more
+    virtual memory than it uses, so a GPU snippet under the limit could fail at CUDA's start.
 
     The child gets its own session (process group); on timeout the whole group is killed, so
     worker processes it started go too. A child that dies (a signal, an abort) is reported as
@@ -127,7 +132,7 @@ def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S) -> 
     child = subprocess.Popen(
         [sys.executable, "-c", _HARNESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-        preexec_fn=_limit_child,
+        preexec_fn=_address_space_limit(memory_bytes) if memory_bytes else None,
     )  # fmt: skip
     try:
         out, err = child.communicate(code, timeout=timeout_s)
@@ -180,8 +185,9 @@ def run_snippet(entry: Entry, which: Which) -> Capture:
         return Capture("skipped", "needs a CUDA GPU", "", None, 0.0, torch.__version__, GPU)
     if entry.run == LIVE:
         return run_in_process(code)
-    capture = run_in_subprocess(code)
-    return capture if entry.run == SUBPROCESS else _as_gpu(capture)
+    if entry.run == SUBPROCESS:
+        return run_in_subprocess(code)
+    return _as_gpu(run_in_subprocess(code, memory_bytes=None))
 
 
 def _as_gpu(capture: Capture) -> Capture:
