@@ -18,7 +18,7 @@ LINKS: tuple[LessonLink, ...] = (
             "The notes blame a shape mismatch; on a CPU the same mistake names itself: a class "
             "label past the last class (notes 000:76)."
         ),
-        "Target 5 is out of bounds.",
+        "Target 3 is out of bounds.",
     ),
     LessonLink(
         "errors",

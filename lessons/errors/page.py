@@ -46,21 +46,28 @@ layout = lesson_layout(
         "the entry at the top: what the notes said about this error, what PyTorch prints today "
         "for the same mistake, and the fix, both run just now."
     ),
+    figure_share=0.78,  # the entry's two sides need the width; the side column holds one menu
 )
 
 
-with layout.controls:
+# The paste box heads the figure column, so on a phone (where the columns stack, figure first)
+# it is the first thing under the title, not below the whole entry.
+with layout.figure:
     query = st.text_area(
-        _("Paste an error message or a whole traceback"), value=EXAMPLE, height=220,
+        _("Paste an error message or a whole traceback"), value=EXAMPLE, height=150,
         max_chars=MAX_QUERY_CHARS, key=QUERY, **BOUND,
         help=_("Only compared with the catalogue: never run, never shown as formatted text. "
                "Numbers, shapes, paths and names may differ from the notes'; they do not count."),
     )  # fmt: skip
+with layout.controls:
     # The entries' keys are the options: a link carries an option as it is shown, and a key
     # stays the same in both languages and when a title is reworded.
     chosen = st.selectbox(_("Or open an entry by its name (with the box empty)"),
                           [entry.key for entry in entries()], index=None,
                           placeholder=_("the best match"), key=ENTRY, **BOUND)  # fmt: skip
+    st.caption(_("The pasted text is only compared with the messages of the {n} entries: "
+                 "numbers, shapes, paths and names do not count. It is never run.")
+               .format(n=len(entries())))  # fmt: skip
 
 
 def _run_label(entry: Entry) -> str:
@@ -78,14 +85,14 @@ def _captured(entry: Entry, which: str) -> Capture:
 
 
 def _notes_side(entry: Entry) -> None:
-    st.subheader(_("The notes say ({where})").format(where=cite(entry.where)), anchor=False)
+    st.markdown(_("**The notes say** ({where})").format(where=cite(entry.where)))
     quote = "：".join(part for part in (entry.notes_message, entry.notes_cause) if part)
     notes_quote(quote.replace("\\n", "\n"), entry.notes_gloss)
 
 
 def _today_side(entry: Entry) -> None:
     if entry.run == DOCUMENTED or (entry.run == GPU and not torch.cuda.is_available()):
-        st.subheader(_("What it needs"), anchor=False)
+        st.markdown(_("**What it needs**"))
         st.markdown(_(entry.needs))
         if entry.today:
             st.caption(_("What such a machine prints:"))
@@ -97,8 +104,7 @@ def _today_side(entry: Entry) -> None:
 
 
 def _today_message(result: Capture, entry: Entry) -> None:
-    st.subheader(_("PyTorch {version} prints today").format(version=result.torch_version),
-                 anchor=False)  # fmt: skip
+    st.markdown(_("**PyTorch {version} prints today**").format(version=result.torch_version))
     if result.status == "raised":
         st.code(printable(result.message), language="text", wrap_lines=True)
         if result.line:
@@ -113,7 +119,7 @@ def _today_message(result: Capture, entry: Entry) -> None:
 
 
 def _fix_side(entry: Entry) -> None:
-    st.subheader(_("The fix, run just now"), anchor=False)
+    st.markdown(_("**The fix, run just now**"))
     result = _captured(entry, "fixed")
     if result.status == "ok":
         st.success(_("It runs. It printed:"), icon=":material/check_circle:")
