@@ -122,6 +122,12 @@ ENTRIES: tuple[Entry, ...] = (
             "Non-reentrant checkpointing or static_graph=True fixes it within DDP; DeepSpeed is "
             "not needed."
         ),
+        also=(
+            # The message's last line, which a traceback of one rank ends with.
+            "Parameter at index 1 with name block.bias has been marked as ready twice. This means "
+            "that multiple autograd engine  hooks have fired for this particular parameter during "
+            "this iteration.",
+        ),
     ),
     Entry(
         key="prior-reduction",
@@ -254,7 +260,11 @@ ENTRIES: tuple[Entry, ...] = (
             "passing the keyword argument `find_unused_parameters=True` to "
             "`torch.nn.parallel.DistributedDataParallel`; (2) making sure all `forward` function "
             "outputs participate in calculating loss.",
+            # The message's last two lines, which a traceback of one rank ends with.
             "Parameter indices which did not receive grad for rank 0: 4 5",
+            "In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either "
+            "INFO or DETAIL to print out information about which particular parameters did not "
+            "receive gradient on this rank as part of this error",
         ),
     ),
     Entry(
