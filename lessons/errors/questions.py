@@ -71,7 +71,7 @@ def raising_line(entry: Entry, run: Capture) -> Question:
     )  # fmt: skip
     prompt = T(N_("Which line of this program raises?\n\n```text\n{code}\n```"),
                code=_numbered(entry.broken))  # fmt: skip
-    proof = T(N_("torch {version} raised at line {line}: {headline}"),
+    proof = T(N_("torch {version} raised at line {line}: `{headline}`"),
               version=run.torch_version, line=run.line, headline=run.headline)  # fmt: skip
     return Question("raising-line", prompt, choices, offered.index(run.line), proof, TODAY_PART)
 
@@ -88,7 +88,7 @@ def exception_type(run: Capture) -> Question:
     )  # fmt: skip
     prompt = T(N_("Which exception does torch {version} raise for this program?"),
                version=run.torch_version)  # fmt: skip
-    proof = T(N_("The run's last line: {headline}"), headline=run.headline)
+    proof = T(N_("The run's last line: `{headline}`"), headline=run.headline)
     return Question("exception-type", prompt, choices, names.index(raised), proof, TODAY_PART)
 
 
@@ -115,14 +115,14 @@ def notes_wording(entry: Entry, run: Capture) -> Question:
     verdict = wording_verdict(entry.notes_message, run.message)
     options = (WORD_FOR_WORD, REWORDED, ANOTHER)
     choices = tuple(
-        Choice(option, T(N_("that is what the run printed: {headline}"), headline=run.headline)
-               if option == verdict else T(N_("no: the run printed {headline}"),
+        Choice(option, T(N_("that is what the run printed: `{headline}`"), headline=run.headline)
+               if option == verdict else T(N_("no: the run printed `{headline}`"),
                                            headline=run.headline),
                notes=entry.where if option == WORD_FOR_WORD and verdict != option else None)
         for option in options
     )  # fmt: skip
-    prompt = T(N_("The notes ({where}) quote “{quote}”. Does torch {version} still print it?"),
+    prompt = T(N_("The notes ({where}) quote `{quote}`. Does torch {version} still print it?"),
                where=entry.where, quote=entry.notes_message.replace("\\n", " ").strip(),
                version=run.torch_version)  # fmt: skip
-    proof = T(N_("Today: {headline}"), headline=run.headline)
+    proof = T(N_("Today: `{headline}`"), headline=run.headline)
     return Question("notes-wording", prompt, choices, options.index(verdict), proof, TODAY_PART)
