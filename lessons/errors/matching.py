@@ -8,8 +8,10 @@ make any two short error lines look alike ("KeyError: 'a'" aligns well inside ma
 the score is scaled by how many of the words are shared: the share of the query's words found in
 the wording, or of the wording's words found in the query, whichever is larger.
 
-:func:`find` reads a query two ways and keeps each entry's best score: the traceback's last
-error line, and its last few lines (all of a short traceback). So the entry is
+:func:`find` reads a query up to three ways and keeps each entry's best score: the traceback's
+last error line, its last few lines (all of a short traceback), and the error line a worker's
+traceback is wrapped in ("Caught ... in DataLoader worker process 0"). Rank prefixes
+(``[rank0]: ``) are dropped first. So the entry is
 found from the last line alone, from a whole traceback, and from a DataLoader worker's traceback
 whose last line is the worker's own error. The query is text to compare and nothing else: it is
 never run, and the page never renders it as markdown or HTML.
@@ -60,6 +62,9 @@ _SHAPE = re.compile(r"(?:torch\.size)?[(\[]\s*[#,\s]*[)\]]")
 _QUOTES = re.compile(r"[\"'`‘’“”]")
 #: An exception's name is at the start of its line, within this many characters.
 _NAME_CHARS = 120
+_ORIGINAL_TRACEBACK = "Original Traceback (most recent call last):"
+#: torchrun prefixes every line of a rank's output with its rank.
+_RANK_PREFIX = re.compile(r"^\[rank\d+\]:[ ]?", re.M)
 _WORD = re.compile(r"[a-z_]{3,}")
 #: Words every other message has (and the placeholders): sharing them says nothing.
 _COMMON_WORDS = frozenset((
@@ -136,6 +141,16 @@ def last_error_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def wrapping_error_line(text: str) -> str:
+    """The error line just above the last ``Original Traceback`` of ``text`` ("" without one).
+
+    A DataLoader worker's exception is re-raised in the main process as "Caught NameError in
+    DataLoader worker process 0." followed by the worker's own traceback, whose last line is
+    the dataset's error: the line that names the DataLoader is this one."""
+    before, marker, _after = text.rpartition(_ORIGINAL_TRACEBACK)
+    return last_error_line(before) if marker else ""
+
+
 @functools.cache
 def _wordings(catalogue: tuple[Entry, ...]) -> tuple[tuple[str, str, frozenset[str], bool], ...]:
     """``(key, stable wording, its words, whether the notes quote it)`` for every wording."""
@@ -173,12 +188,14 @@ def find(
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit!r}")
-    read = query[-MAX_QUERY_CHARS:]
+    read = _RANK_PREFIX.sub("", query[-MAX_QUERY_CHARS:])
     line = last_error_line(read)
     if sum(ch.isalpha() for ch in read) < MIN_LETTERS:
         return Search((), line, len(read), refused="too short to compare")
     tail = "\n".join(read.strip().splitlines()[-TAIL_LINES:])[-TAIL_CHARS:]
-    readings = sorted({stable_text(part) for part in (line[-LINE_CHARS:], tail)} - {""})
+    wrapping = wrapping_error_line(read)
+    parts = (line[-LINE_CHARS:], tail, wrapping[-LINE_CHARS:])
+    readings = sorted({stable_text(part) for part in parts} - {""})
     wordings = _wordings(tuple(catalogue or entries()))
     best: dict[str, tuple[float, bool]] = {}
     for reading in readings:

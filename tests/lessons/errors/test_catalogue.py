@@ -116,3 +116,14 @@ def test_an_entry_names_what_is_wrong_with_it(bad, match):
     Entry(**good)
     with pytest.raises(ValueError, match=match):
         Entry(**{**good, **bad})
+
+
+def test_the_readme_lists_every_entry_with_its_status():
+    """lessons/errors/README.md's table is entries_markdown(): every entry, live / subprocess /
+    needs a GPU / documented, as the catalogue says."""
+    from pathlib import Path
+
+    from lessons.errors.catalogue import entries_markdown
+
+    readme = (Path(__file__).parents[3] / "lessons" / "errors" / "README.md").read_text("utf-8")
+    assert entries_markdown() in readme, "regenerate the table: lessons.errors.catalogue"
