@@ -57,7 +57,10 @@ ENTRIES: tuple[Entry, ...] = (
             "The cause is always a second backward through freed buffers; "
             "find_unused_parameters is a DDP option and has nothing to do with it."
         ),
-        lesson=("saliency?saliency.method=Vanilla+gradient", N_("Saliency: retain_graph")),
+        lesson=(
+            "saliency",
+            N_("Saliency: retain_grad() or retain_graph=True, run on a real model"),
+        ),
     ),
     Entry(
         key="non-leaf",
@@ -177,6 +180,11 @@ ENTRIES: tuple[Entry, ...] = (
                 "one of the variables needed for gradient computation has been modified by an "
                 "inplace operation:",
             ),
+        ),
+        lesson=(
+            "indexing?indexing.details_tab=More+pitfalls+from+the+notes"
+            "&indexing.notes_demos.tab=in-place+%2B+backward",
+            N_("Indexing explainer: in-place + backward, live"),
         ),
     ),
     Entry(

@@ -162,6 +162,10 @@ ENTRIES: tuple[Entry, ...] = (
             "ValueError: Expected more than 1 value per channel when training, "
             "got input size torch.Size([1, 4])"
         ),
+        lesson=(
+            "batchnorm?batchnorm.notes_tab=A+batch+of+one",
+            N_("BatchNorm explorer: a batch of one, and drop_last"),
+        ),
     ),
     Entry(
         key="quantized-cpu",
