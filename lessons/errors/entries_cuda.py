@@ -454,5 +454,9 @@ ENTRIES: tuple[Entry, ...] = (
             "2.14 still has this text), or torch.OutOfMemoryError when the allocation fails "
             "first."
         ),
+        lesson=(
+            "memory?memory.notes_tab=cuDNN+error+%28002%3A1360%29",
+            N_("CUDA memory monitor: where the memory runs out, simulated"),
+        ),
     ),
 )

@@ -523,5 +523,9 @@ ENTRIES: tuple[Entry, ...] = (
             "rank's process on GPU 0, whose memory grows with the number of ranks until it "
             "runs out (torch.OutOfMemoryError on GPU 0) while the other GPUs have room."
         ),
+        lesson=(
+            "memory?memory.notes_tab=map_location+%28000%3A63%29",
+            N_("CUDA memory monitor: map_location, each DDP worker"),
+        ),
     ),
 )

@@ -171,6 +171,10 @@ ENTRIES: tuple[Entry, ...] = (
             "torch.cuda.device_count() is 1. Please use torch.load with map_location to map your "
             "storages to an existing device.",
         ),
+        lesson=(
+            "memory?memory.notes_tab=map_location+%28000%3A63%29",
+            N_("CUDA memory monitor: map_location, each DDP worker"),
+        ),
     ),
     Entry(
         key="load-latin1",

@@ -15,14 +15,15 @@ import torch
 
 from core.notes import cite as cite_en
 from core.text import N_
-from lessons.errors import questions
+from lessons.errors import figures, questions
 from lessons.errors.catalogue import entries
 from lessons.errors.entry import DOCUMENTED, GPU, KIND_TITLES, RUN_TITLES, SUBPROCESS, Entry
 from lessons.errors.matching import MAX_QUERY_CHARS, Match, printable
 from lessons.errors.runs import Capture, capture
 from lessons.errors.view import ENTRY, QUERY, TOP_KEY, DoctorView, catalogue_by_kind, doctor_view
+from ui.charts import show_chart
 from ui.code import show_code
-from ui.i18n import _, cite
+from ui.i18n import _, cite, translator
 from ui.lesson import lazy_expander, lesson_layout
 from ui.links import BOUND
 from ui.notes_callout import notes_quote
@@ -50,19 +51,24 @@ layout = lesson_layout(
 )
 
 
+def _forget_chosen_entry() -> None:
+    """A new paste asks for its best match: the entry picked by name would hide it."""
+    st.session_state[ENTRY] = None
+
+
 # The paste box heads the figure column, so on a phone (where the columns stack, figure first)
 # it is the first thing under the title, not below the whole entry.
 with layout.figure:
     query = st.text_area(
         _("Paste an error message or a whole traceback"), value=EXAMPLE, height=150,
-        max_chars=MAX_QUERY_CHARS, key=QUERY, **BOUND,
+        max_chars=MAX_QUERY_CHARS, key=QUERY, on_change=_forget_chosen_entry, **BOUND,
         help=_("Only compared with the catalogue: never run, never shown as formatted text. "
                "Numbers, shapes, paths and names may differ from the notes'; they do not count."),
     )  # fmt: skip
 with layout.controls:
     # The entries' keys are the options: a link carries an option as it is shown, and a key
     # stays the same in both languages and when a title is reworded.
-    chosen = st.selectbox(_("Or open an entry by its name (with the box empty)"),
+    chosen = st.selectbox(_("Or open an entry by its name"),
                           [entry.key for entry in entries()], index=None,
                           placeholder=_("the best match"), key=ENTRY, **BOUND)  # fmt: skip
     st.caption(_("The pasted text is only compared with the messages of the {n} entries: "
@@ -165,10 +171,18 @@ def show_search(view: DoctorView) -> None:
                 icon=":material/search_off:")  # fmt: skip
         return
     with st.container(key=TOP_KEY, border=True):
-        st.caption(_("Best match ({score:.0f} of 100), for the line:").format(
-            score=search.matches[0].score))  # fmt: skip
+        _match_chart(search.matches)
+        st.caption(_("Matched on the line:"))
         st.code(printable(search.line)[:500], language="text", wrap_lines=True)  # text, never run
         show_entry(view.top)
+
+
+def _match_chart(matches: tuple[Match, ...]) -> None:
+    titles = {entry.key: _(entry.title) for entry in entries()}
+    best = matches[0]
+    alt = _("Match scores out of 100: {title} {score:.0f}, the best of {n} candidates.").format(
+        title=titles[best.key], score=best.score, n=len(matches))  # fmt: skip
+    show_chart(figures.match_figure(matches, titles, translator()), alt=alt)
 
 
 def show_others(others: tuple[Match, ...]) -> None:
@@ -190,6 +204,10 @@ def show_catalogue() -> None:
     st.header(_("The catalogue"), anchor=False)
     st.markdown(_("{n} errors from the notes, grouped by kind. Open one, or paste a message "
                   "above.").format(n=len(entries())))  # fmt: skip
+    counts = figures.catalogue_counts()
+    alt = _("Entries per kind, coloured by how each is reproduced: {n} in all.").format(
+        n=len(entries()))  # fmt: skip
+    show_chart(figures.catalogue_figure(counts, translator()), alt=alt)
     for kind, kind_entries in catalogue_by_kind():
         st.subheader(_(KIND_TITLES[kind]), anchor=False)
         for entry in kind_entries:

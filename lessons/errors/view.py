@@ -1,8 +1,9 @@
 """What the error doctor shows for a query and a chosen entry: pure, no Streamlit.
 
-A non-empty query is matched (:func:`~lessons.errors.matching.find`) and its best entry is shown
-first, the other candidates below; an empty query with an entry chosen shows that entry; an
-empty query and no entry shows the catalogue grouped by kind.
+An entry chosen by name is shown; otherwise a non-empty query is matched
+(:func:`~lessons.errors.matching.find`) and its best entry is shown first, the other candidates
+below; an empty query shows the catalogue grouped by kind. (The page forgets the chosen entry
+when the query is edited, so a new paste is matched.)
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def doctor_view(query: str, chosen: str | None) -> DoctorView:
     """The view for ``query`` (the text area, any text) and ``chosen`` (an entry key or None).
 
     Raises ValueError naming ``chosen`` when no entry has that key."""
+    if chosen:
+        return DoctorView("entry", entry_by_key(chosen), (), None)
     if query.strip():
         search = find(query)
         top = entry_by_key(search.best) if search.best else None
         return DoctorView("search", top, search.matches[1:], search)
-    if chosen:
-        return DoctorView("entry", entry_by_key(chosen), (), None)
     return DoctorView("catalogue", None, (), None)
 
 

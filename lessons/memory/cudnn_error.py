@@ -35,6 +35,12 @@ WHY = N_(
     "versions the build does not support, which no batch size fixes."
 )
 #: What :func:`conv_oom_demo`'s table shows, with its default numbers.
+#: The same error in the error doctor (a link relative to this page).
+ERROR_DOCTOR_LINK = N_(
+    "The error doctor has this error beside the notes' other errors: "
+    "[Unable to find a valid cuDNN algorithm](errors?errors.entry=cudnn-no-algorithm)."
+)
+
 DEMO_INTRO = N_(
     "On the simulated 8 GB GPU: activations of `batch x 128 MiB`, then a 1 GiB "
     "convolution workspace. The workspace request is where memory runs out:"

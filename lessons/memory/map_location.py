@@ -208,6 +208,14 @@ MAP_LOCATION_INTRO = N_(
 )
 
 
+#: The same errors in the error doctor (links relative to this page).
+ERROR_DOCTOR_LINK = N_(
+    "The error doctor has these errors beside the notes' others: [a GPU save loaded without "
+    "one](errors?errors.entry=load-map-location) and [GPU 0's memory balloons under "
+    "DDP](errors?errors.entry=gpu0-memory-spike)."
+)
+
+
 def rewritten_notice(load: MapLocationDemo) -> T:
     """Why a machine without the saved device still shows what its file holds."""
     return T(

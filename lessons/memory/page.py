@@ -313,6 +313,7 @@ def _allocator_rule_tab() -> None:
     st.caption(_(allocator_rule.CLAIMS_CAPTION).format(ref=cite("000:4")))
     rows = allocator_rule.claim_rows(_claims(), english=current_language() == "en")
     show_table(table_of(rows), hide_index=True, border="horizontal")
+    st.caption(_(cudnn_error.ERROR_DOCTOR_LINK))
     for callout in callouts_of("lessons.memory.allocator_rule").values():
         notes_callout(callout)
     st.caption(_(allocator_rule.ON_A_GPU).format(scenario=_(SCENARIOS["reuse"].name)))
@@ -349,6 +350,7 @@ def _map_location_tab() -> None:
     st.dataframe(table_of(map_location.worker_rows(load)), hide_index=True,
                  key="memory.load_workers")  # fmt: skip
     notes_citation("000:76", verbatim=False)
+    st.caption(_(map_location.ERROR_DOCTOR_LINK))
     show_code(map_location.MAP_LOCATION_SNIPPET, title=N_("Load it yourself"))
 
 
@@ -361,6 +363,7 @@ def _cudnn_error_tab() -> None:
     st.markdown(_(cudnn_error.DEMO_INTRO))
     rows = cudnn_error.conv_oom_rows(_conv_oom())
     show_table(table_of(rows), hide_index=True, border="horizontal")
+    st.caption(_(cudnn_error.ERROR_DOCTOR_LINK))
 
 
 now_state = backend.state()
