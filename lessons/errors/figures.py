@@ -60,7 +60,7 @@ def match_figure(matches: Sequence[Match], titles: Mapping[str, str],
     fig.add_vline(x=MIN_SCORE, line_dash="dot", line_color="#555",
                   annotation_text=translate(N_("needed")), annotation_position="top")  # fmt: skip
     fig.update_layout(
-        height=70 + 34 * len(matches), margin={"t": 30, "b": 10, "l": 10, "r": 10},
+        height=max(150, 70 + 34 * len(matches)), margin={"t": 30, "b": 10, "l": 10, "r": 10},
         xaxis={"range": [0, 100], "title": translate(N_("match score (of 100)"))},
         showlegend=False,
     )  # fmt: skip
