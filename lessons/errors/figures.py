@@ -23,7 +23,7 @@ from lessons.errors.matching import MIN_SCORE, Match
 
 Translate = Callable[[str], str]
 #: The best match and the others (the app's blue, and a grey that still reads on a projector).
-BEST_COLOUR, OTHER_COLOUR = "#1f77b4", "#9aa5b1"
+BEST_COLOUR, OTHER_COLOUR = "#1f77b4", "#5f6b7a"  # white text reads on both
 #: One colour per way an entry is reproduced, in :data:`~lessons.errors.entry.RUNS` order.
 RUN_COLOURS = ("#2ca02c", "#1f77b4", "#ff7f0e", "#9aa5b1")
 #: Characters of an entry's title kept on the chart's axis (the full title is on hover).
@@ -51,12 +51,16 @@ def match_figure(matches: Sequence[Match], titles: Mapping[str, str],
     if missing:
         raise ValueError(f"no title for the entries {missing}")
     shown = list(reversed(matches))  # plotly draws the first bar at the bottom
+    # Titles are written inside the bars, not on the axis: axis labels would take half of a
+    # phone's width from the bars.
     fig = go.Figure(go.Bar(
-        x=[match.score for match in shown], y=[_short(titles[m.key]) for m in shown],
-        orientation="h", text=[f"{match.score:.0f}" for match in shown], textposition="inside",
+        x=[match.score for match in shown], y=[match.key for match in shown], orientation="h",
+        text=[f"{_short(titles[m.key])} · {m.score:.0f}" for m in shown], textposition="inside",
+        insidetextanchor="start", textfont={"color": "white"},
         marker_color=[BEST_COLOUR if m is matches[0] else OTHER_COLOUR for m in shown],
         customdata=[titles[m.key] for m in shown], hovertemplate=_HOVER,
     ))  # fmt: skip
+    fig.update_yaxes(showticklabels=False)
     fig.add_vline(x=MIN_SCORE, line_dash="dot", line_color="#555",
                   annotation_text=translate(N_("needed")), annotation_position="top")  # fmt: skip
     fig.update_layout(

@@ -27,7 +27,8 @@ def test_the_match_bars_are_the_matchers_scores_best_on_top():
 def test_a_long_title_is_shortened_on_the_axis_and_whole_on_hover():
     long_key = max(TITLES, key=lambda key: len(TITLES[key]))
     fig = match_figure((Match(long_key, 90.0),), TITLES)
-    assert len(fig.data[0].y[0]) <= 38 and fig.data[0].customdata[0] == TITLES[long_key]
+    shown = fig.data[0].text[0].rsplit(" · ", 1)[0]
+    assert len(shown) <= 38 and fig.data[0].customdata[0] == TITLES[long_key]
 
 
 def test_the_catalogue_bars_count_every_entry_once():
