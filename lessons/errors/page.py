@@ -22,7 +22,7 @@ from lessons.errors.matching import MAX_QUERY_CHARS, Match, printable
 from lessons.errors.runs import Capture, capture
 from lessons.errors.view import ENTRY, QUERY, TOP_KEY, DoctorView, catalogue_by_kind, doctor_view
 from ui.charts import show_chart
-from ui.code import show_code
+from ui.code import localized
 from ui.i18n import _, cite, translator
 from ui.lesson import lazy_expander, lesson_layout
 from ui.links import BOUND
@@ -114,7 +114,7 @@ def _today_message(result: Capture, entry: Entry) -> None:
     if result.status == "raised":
         st.code(printable(result.message), language="text", wrap_lines=True)
         if result.line:
-            st.caption(_("Raised by line {line} of the snippet below ({how}).").format(
+            st.caption(_("Raised by line {line} of the mistake below ({how}).").format(
                 line=result.line, how=_run_label(entry)))  # fmt: skip
     elif result.status == "ok":
         st.info(_("On this machine the mistake does not raise (it needs a machine without a "
@@ -124,11 +124,10 @@ def _today_message(result: Capture, entry: Entry) -> None:
                    icon=":material/timer_off:")  # fmt: skip
 
 
-def _fix_side(entry: Entry) -> None:
-    st.markdown(_("**The fix, run just now**"))
+def _fix_run(entry: Entry) -> None:
     result = _captured(entry, "fixed")
     if result.status == "ok":
-        st.success(_("It runs. It printed:"), icon=":material/check_circle:")
+        st.success(_("Run just now: it runs. It printed:"), icon=":material/check_circle:")
         st.code(printable(result.output), language="text", wrap_lines=True)
     else:
         st.warning(_("The fixed snippet did not finish here: {why}").format(
@@ -156,10 +155,16 @@ def show_entry(entry: Entry) -> None:
                      query_params=dict(parse_qsl(query)))  # fmt: skip
     if entry.run == DOCUMENTED:
         return
-    show_code(entry.broken, title=N_("The mistake, as a program that runs as-is"))
-    if entry.run != GPU or torch.cuda.is_available():
-        _fix_side(entry)
-    show_code(entry.fixed, title=N_("The fix, as a program that runs as-is"))
+    # Both programs in full, side by side: "raised by line N" above points into the first.
+    mistake_col, fix_col = st.columns(2)
+    with mistake_col:
+        st.markdown(_("**The mistake** (a program that runs as-is)"))
+        st.code(localized(entry.broken), language="python", line_numbers=True, wrap_lines=True)
+    with fix_col:
+        st.markdown(_("**The fix** (a program that runs as-is)"))
+        st.code(localized(entry.fixed), language="python", line_numbers=True, wrap_lines=True)
+        if entry.run != GPU or torch.cuda.is_available():
+            _fix_run(entry)
 
 
 def show_search(view: DoctorView) -> None:

@@ -63,7 +63,7 @@ def test_an_entry_link_opens_cold_on_a_phone(browser, server):
     assert_rendered(page, "errors")
     text = _top(page).inner_text()
     assert "Expected more than 1 value per channel when training" in text
-    assert "It runs. It printed:" in text  # the fixed program, run live
+    assert "it runs. It printed:" in text  # the fixed program, run live
     width = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollWidth")
     assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px phone"
     page.screenshot(path=str(SCREENSHOTS / "errors-phone-entry.png"), full_page=True)
