@@ -32,8 +32,10 @@ _FRAME = (
 
 
 def _renumbered(text: str) -> str:
-    """``text`` with every number changed (as another run of the same mistake would print)."""
-    return re.sub(r"\d+", lambda m: str(int(m.group()) * 7 + 3), text)
+    """``text`` with every number changed (as another run of the same mistake would print),
+    except an error number ("Error 804", "[Errno 12]"), which names the error."""
+    return re.sub(r"(?<![Ee]rror )(?<![Ee]rrno )\b\d+", lambda m: str(int(m.group()) * 7 + 3),
+                  text)  # fmt: skip
 
 
 def _traceback(last_line: str) -> str:
@@ -45,10 +47,11 @@ def queries() -> dict[str, list[tuple[str, str]]]:
     """``{kind of query: [(expected key, query), ...]}``; hostile ones expect nothing ("")."""
     by_kind: dict[str, list[tuple[str, str]]] = {"last line": [], "traceback": [], "notes": []}
     for entry in entries():
-        line = _renumbered(entry.today or entry.notes_message or entry.also[0])
+        line = _renumbered(entry.today or next(iter(entry.also), entry.notes_message))
         by_kind["last line"].append((entry.key, line))
         by_kind["traceback"].append((entry.key, _traceback(line)))
-        if entry.notes_message:
+        # A notes wording of one or two English words ("CUDA error 相关问题") names no error.
+        if len(re.findall(r"[A-Za-z_]{3,}", entry.notes_message)) >= 3:
             by_kind["notes"].append((entry.key, entry.notes_message))
     by_kind["hostile"] = [
         ("", "x" * 1_000_000),

@@ -47,6 +47,7 @@ ENTRIES: tuple[Entry, ...] = (
         also=(
             "RuntimeError: Error building extension 'twice': [1/2] c++ -MMD -MF main.o.d "
             "-DTORCH_EXTENSION_NAME=twice -fPIC -std=c++20 -std=c++14 -c main.cpp -o main.o",
+            "RuntimeError: Error building extension 'fused_adam'",
             "error: #error C++20 or later compatible compiler is required to use PyTorch.",
             "error: #error C++17 or later compatible compiler is required to use PyTorch.",
             "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit "

@@ -75,6 +75,9 @@ ENTRIES: tuple[Entry, ...] = (
             "notes recommend still works."
         ),
         also=(
+            # The traceback's literal last line.
+            "Check the documentation of torch.load to learn more about types accepted by "
+            "default with weights_only",
             "WeightsUnpickler error: Unsupported global: GLOBAL "
             "torch.nn.modules.container.Sequential was not an allowed global by default. Please "
             "use `torch.serialization.add_safe_globals([torch.nn.modules.container.Sequential])` "

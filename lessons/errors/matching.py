@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+from core.text import N_
 from lessons.errors.catalogue import entries
 from lessons.errors.entry import Entry
 
@@ -66,6 +67,25 @@ _ORIGINAL_TRACEBACK = "Original Traceback (most recent call last):"
 #: torchrun prefixes every line of a rank's output with its rank.
 _RANK_PREFIX = re.compile(r"^\[rank\d+\]:[ ]?", re.M)
 _WORD = re.compile(r"[a-z_]{3,}")
+#: An error number names the error ("Error 804", "[Errno 12]"): kept, spelt in letters so the
+#: number rule leaves it alone and it counts as a word.
+_ERROR_CODE = re.compile(r"\b(errno|error)\s*(\d+)", re.I)
+_DIGIT_LETTERS = str.maketrans("0123456789", "abcdefghij")
+#: A message about a name (a module, an attribute) is about that name: "No module named
+#: 'torch.fx'" is not "No module named 'torch._six'", however alike the rest reads.
+_NAMED = re.compile(r"(?:no module named|has no attribute|cannot import name) ([\w.]+)")
+#: Names the user chose, which say nothing about the error: an extension's, a parameter's.
+_CHOSEN_NAME = re.compile(r"\b(building extension|with name) [\w.]+")
+_CODE_WORD = re.compile(r"\bcode[a-j]+\b")
+#: Lines torch prints under every asynchronous CUDA error: they name none of them.
+_CUDA_TRAILERS = ("cuda_launch_blocking", "torch_use_cuda_dsa",
+                  "cuda kernel errors might be asynchronously reported")  # fmt: skip
+#: Why a query was not compared (English; the page translates).
+TOO_SHORT = N_("too short to compare")
+CUDA_TRAILER = N_(
+    "this line follows every asynchronous CUDA error and names none of them: paste the line "
+    "above it, the one that starts with RuntimeError or torch.AcceleratorError"
+)
 #: Words every other message has (and the placeholders): sharing them says nothing.
 _COMMON_WORDS = frozenset((
     "error", "runtimeerror", "the", "and", "for", "with", "from", "that", "this", "you", "your",
@@ -84,12 +104,14 @@ def stable_text(text: str) -> str:
     """``text`` with what changes from run to run replaced: lower case, paths ``<path>``, hex
     addresses and numbers ``#``, devices (``cuda:3``, ``cpu``) ``device``, shapes ``#``,
     tensor types ``tensor``, dtypes ``dtype``, ATen op names ``aten::op``, quotes dropped,
-    whitespace collapsed.
+    whitespace collapsed; an error number is kept, in letters (``Error 804`` is
+    ``error codeiae``).
 
     >>> stable_text("index 5 is out of bounds for dimension 0 with size 3")
     'index # is out of bounds for dimension # with size #'
     """
     text = _CONTROL.sub(" ", text)
+    text = _ERROR_CODE.sub(lambda m: f"{m[1]} code{m[2].translate(_DIGIT_LETTERS)}", text)
     text = _PATH.sub(" <path> ", text)
     text = _HEX.sub("#", text)
     text = _TENSOR_TYPE.sub("tensor", text)
@@ -99,6 +121,7 @@ def stable_text(text: str) -> str:
     text = _DEVICE.sub("device", text)
     text = _SHAPE.sub("#", text)
     text = _QUOTES.sub("", text)
+    text = _CHOSEN_NAME.sub(r"\1 <name>", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -151,15 +174,36 @@ def wrapping_error_line(text: str) -> str:
     return last_error_line(before) if marker else ""
 
 
+@dataclass(frozen=True)
+class _Wording:
+    """One wording of an entry as the matcher reads it."""
+
+    key: str
+    stable: str
+    words: frozenset[str]
+    name: str  # the module or attribute it is about ("" when none)
+    codes: frozenset[str]  # its error numbers, spelt in letters
+    quoted: bool  # the notes' own message
+
+
+def _name(stable: str) -> str:
+    found = _NAMED.search(stable)
+    return found[1] if found else ""
+
+
 @functools.cache
-def _wordings(catalogue: tuple[Entry, ...]) -> tuple[tuple[str, str, frozenset[str], bool], ...]:
-    """``(key, stable wording, its words, whether the notes quote it)`` for every wording."""
+def _wordings(catalogue: tuple[Entry, ...]) -> tuple[_Wording, ...]:
+    """Every wording of every entry that has enough distinctive words to be compared (a
+    wording such as "CUDA error 相关问题" has one, and would match every CUDA error)."""
     found = []
     for entry in catalogue:
         for text in entry.messages:
             stable = stable_text(text)
-            notes = text == entry.notes_message or text in entry.also
-            found.append((entry.key, stable, _words(stable), notes))
+            words = _words(stable)
+            if len(words) >= MIN_SHARED_WORDS:
+                found.append(_Wording(entry.key, stable, words, _name(stable),
+                                      frozenset(_CODE_WORD.findall(stable)),
+                                      text == entry.notes_message))  # fmt: skip
     return tuple(found)
 
 
@@ -172,9 +216,18 @@ def _overlap(words: frozenset[str], wording_words: frozenset[str]) -> float:
     """The share of words two texts have in common: of the query's or of the wording's, the
     larger; 0 when fewer than :data:`MIN_SHARED_WORDS` are shared."""
     shared = len(words & wording_words)
-    if shared < min(MIN_SHARED_WORDS, len(wording_words)):
+    if shared < MIN_SHARED_WORDS:
         return 0.0
     return max(shared / max(len(words), 1), shared / max(len(wording_words), 1))
+
+
+def _same_facts(reading: str, wording: _Wording) -> bool:
+    """Whether ``reading`` names what ``wording`` names: its module or attribute, and one of its
+    error numbers when the reading gives any."""
+    if wording.name and wording.name not in reading:
+        return False
+    codes = frozenset(_CODE_WORD.findall(reading))
+    return not (wording.codes and codes) or bool(wording.codes & codes)
 
 
 def find(
@@ -191,7 +244,7 @@ def find(
     read = _RANK_PREFIX.sub("", query[-MAX_QUERY_CHARS:])
     line = last_error_line(read)
     if sum(ch.isalpha() for ch in read) < MIN_LETTERS:
-        return Search((), line, len(read), refused="too short to compare")
+        return Search((), line, len(read), refused=TOO_SHORT)
     tail = "\n".join(read.strip().splitlines()[-TAIL_LINES:])[-TAIL_CHARS:]
     wrapping = wrapping_error_line(read)
     parts = (line[-LINE_CHARS:], tail, wrapping[-LINE_CHARS:])
@@ -200,15 +253,19 @@ def find(
     best: dict[str, tuple[float, bool]] = {}
     for reading in readings:
         words = _words(reading)
-        for key, stable, wording_words, notes in wordings:
+        for wording in wordings:
             # Words first: they are cheap, and a pair that shares too few cannot reach
             # MIN_SCORE, so most pairs never reach rapidfuzz (whose cost grows with length).
-            overlap = _overlap(words, wording_words)
-            if overlap * 100 < MIN_SCORE:
+            overlap = _overlap(words, wording.words)
+            if overlap * 100 < MIN_SCORE or not _same_facts(reading, wording):
                 continue
-            score = fuzz.WRatio(reading, stable, score_cutoff=MIN_SCORE / overlap) * overlap
-            if score >= MIN_SCORE and (key not in best or (score, notes) > best[key]):
-                best[key] = (score, notes)
+            score = fuzz.WRatio(reading, wording.stable, score_cutoff=MIN_SCORE / overlap)
+            score *= overlap
+            key = wording.key
+            if score >= MIN_SCORE and (key not in best or (score, wording.quoted) > best[key]):
+                best[key] = (score, wording.quoted)
     ranked = sorted(best.items(), key=lambda item: (-round(item[1][0], 1), not item[1][1]))
     matches = tuple(Match(key, round(score, 1)) for key, (score, _notes) in ranked[:limit])
+    if not matches and any(trailer in stable_text(line) for trailer in _CUDA_TRAILERS):
+        return Search((), line, len(read), refused=CUDA_TRAILER)
     return Search(matches, line, len(read))

@@ -121,6 +121,39 @@ def test_unrelated_text_finds_nothing(text):
 
 
 @pytest.mark.parametrize("text", [
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle)`",
+    "ModuleNotFoundError: No module named 'torch.fx'",
+    "ModuleNotFoundError: No module named 'torch._dynamo'",
+    "AttributeError: module 'torch' has no attribute 'compile'",
+    "AttributeError: module 'torch.utils' has no attribute 'data'",
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+    "before calling NumCudaDevices() that might have already set an error? Error 802: system "
+    "not yet initialized",
+    "OSError: [Errno 2] No such file or directory: 'checkpoints/last.pt'",
+])  # fmt: skip
+def test_a_torch_error_the_catalogue_lacks_is_not_passed_off_as_another(text):
+    """Near misses: another CUDA error, another module or attribute, another error number. Each
+    reads much like an entry's message; offering that entry would give the wrong advice."""
+    search = find(text)
+    assert search.best is None, (text, search.matches)
+
+
+def test_a_line_that_follows_every_cuda_error_says_to_paste_the_one_above():
+    search = find("For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
+    assert search.best is None and "paste the line above it" in search.refused
+
+
+def test_the_names_and_numbers_that_name_an_error_still_find_it():
+    assert find("ImportError: cannot import name 'container_abcs' from 'torch._six' "
+                "(/usr/lib/python3/torch/_six.py)").best == "torch-six"  # fmt: skip
+    error_804 = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward "
+                 "compatibility was attempted on non supported HW")  # fmt: skip
+    assert find(error_804).best == "cuda-error-804"
+
+
+@pytest.mark.parametrize("text", [
     "x" * 1_000_000, "a b\n" * 200_000, "\x00\x1b[31m\x7f" * 100_000,
     "**bold** <script>alert(1)</script> [l](javascript:x) $x$ " * 10_000,
     "import pathlib\npathlib.Path('/tmp/pwned-by-the-doctor').touch()\n" * 100,
@@ -168,3 +201,14 @@ def test_a_message_with_any_shape_finds_its_entry(shape):
         f"got input size torch.Size([{size}])"
     )
     assert find(text).best == "batch-of-one"
+
+
+@pytest.mark.parametrize("line, key", [
+    ("Check the documentation of torch.load to learn more about types accepted by default with "
+     "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.", "load-whole-model"),
+    ("RuntimeError: Error building extension 'my_ops'", "extension-cxx-std"),
+    ("[rank0]: RuntimeError: Expected to have finished reduction in the prior iteration before "
+     "starting a new one.", "prior-reduction"),
+])  # fmt: skip
+def test_a_tracebacks_literal_last_line_finds_its_entry(line, key):
+    assert find(line).best == key
