@@ -63,6 +63,7 @@ ENTRIES: tuple[Entry, ...] = (
             "https://pytorch.org to install a PyTorch version that has been compiled with your "
             "version of the CUDA driver.",
         ),
+        needs_no_gpu=True,
     ),
     Entry(
         key="cudnn-not-initialized",

@@ -59,6 +59,9 @@ class Entry:
       shows there (``N_``);
     - ``also_notes``: other places the notes quote the same error, ``(("002:1338", quote),)``
       (verbatim, found there by a test);
+    - ``needs_no_gpu``: the mistake shows only on a machine without CUDA (asking a CPU-only
+      machine for CUDA); where CUDA is present the snippet is not run: it would succeed, and
+      make a CUDA context in the server process for nothing;
     - ``lesson``: ``(path, label)`` of the lesson that teaches this error, e.g.
       ``("batchnorm?batchnorm.steps=1", N_("BatchNorm explorer: a batch of one"))``.
     """
@@ -80,6 +83,7 @@ class Entry:
     also: tuple[str, ...] = ()
     needs: str = ""
     also_notes: tuple[tuple[str, str], ...] = ()
+    needs_no_gpu: bool = False
     lesson: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:

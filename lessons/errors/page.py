@@ -26,6 +26,7 @@ from ui.code import localized
 from ui.i18n import _, cite, translator
 from ui.lesson import lazy_expander, lesson_layout
 from ui.links import BOUND
+from ui.markdown import plain
 from ui.notes_callout import notes_quote
 from ui.predict import predict_panel
 
@@ -76,6 +77,12 @@ with layout.controls:
                .format(n=len(entries())))  # fmt: skip
 
 
+def _text(text: str) -> str:
+    """An entry's prose, translated, for a markdown element: shown as written, so code in it
+    (``__getitem__``, ``model(*inputs, **kwargs)``) is not taken for bold or italics."""
+    return plain(_(text))
+
+
 def _run_label(entry: Entry) -> str:
     return _(RUN_TITLES[entry.run])
 
@@ -99,7 +106,7 @@ def _notes_side(entry: Entry) -> None:
 def _today_side(entry: Entry) -> None:
     if entry.run == DOCUMENTED or (entry.run == GPU and not torch.cuda.is_available()):
         st.markdown(_("**What it needs**"))
-        st.markdown(_(entry.needs))
+        st.markdown(_text(entry.needs))
         if entry.today:
             st.caption(_("What such a machine prints:"))
             st.code(printable(entry.today), language="text", wrap_lines=True)
@@ -117,10 +124,13 @@ def _today_message(result: Capture, entry: Entry) -> None:
             st.caption(_("Raised by line {line} of the mistake below ({how}).").format(
                 line=result.line, how=_run_label(entry)))  # fmt: skip
     elif result.status == "ok":
-        st.info(_("On this machine the mistake does not raise (it needs a machine without a "
-                  "GPU to show)."), icon=":material/info:")  # fmt: skip
+        st.warning(_("The mistake ran without an error on torch {version}: the entry's message "
+                     "may be out of date.").format(version=result.torch_version),
+                   icon=":material/help:")  # fmt: skip
+    elif result.status == "skipped":
+        st.info(_("Not run here: {why}.").format(why=_(result.message)), icon=":material/info:")
     else:
-        st.warning(_("The snippet could not be run here: {why}").format(why=result.message),
+        st.warning(_("The snippet could not be run here: {why}").format(why=plain(result.message)),
                    icon=":material/timer_off:")  # fmt: skip
 
 
@@ -131,23 +141,23 @@ def _fix_run(entry: Entry) -> None:
         st.code(printable(result.output), language="text", wrap_lines=True)
     else:
         st.warning(_("The fixed snippet did not finish here: {why}").format(
-            why=result.message or result.status), icon=":material/warning:")  # fmt: skip
+            why=plain(result.message or result.status)), icon=":material/warning:")  # fmt: skip
 
 
 def show_entry(entry: Entry) -> None:
     """One entry: the notes beside today's message, the cause, the fix and both snippets."""
-    st.header(_(entry.title), anchor=False)
+    st.header(_text(entry.title), anchor=False)
     st.caption(" · ".join((_(KIND_TITLES[entry.kind]), cite(entry.where), _run_label(entry))))
     notes_col, today_col = st.columns(2)
     with notes_col:
         _notes_side(entry)
     with today_col:
         _today_side(entry)
-    st.markdown(_("**Cause.** {cause}").format(cause=_(entry.cause)))
+    st.markdown(_("**Cause.** {cause}").format(cause=_text(entry.cause)))
     if entry.notes_differ:
         st.warning(_("**Where the notes are wrong or dated.** {what}").format(
-            what=_(entry.notes_differ)), icon=":material/report:")  # fmt: skip
-    st.markdown(_("**Fix.** {fix}").format(fix=_(entry.fix)))
+            what=_text(entry.notes_differ)), icon=":material/report:")  # fmt: skip
+    st.markdown(_("**Fix.** {fix}").format(fix=_text(entry.fix)))
     if entry.lesson:
         path, label = entry.lesson
         slug, _sep, query = path.partition("?")

@@ -3,10 +3,10 @@
 Only :class:`~lessons.errors.entry.Entry` snippets run here, looked up by the entry's key: text a
 visitor pastes is matched (``lessons.errors.matching``), never run. Two ways:
 
-- :func:`run_in_process`: the snippet runs on a thread of the server process through
-  ``core.notes.run_live`` (its own namespace, ``print`` captured, generators put back). The
-  page waits at most ``timeout_s``; a snippet still running then is reported as such. These are
-  the entries whose snippets allocate a few small CPU tensors and return in milliseconds.
+- :func:`run_in_process`: the snippet runs on a fresh thread of the server process (its own
+  namespace, ``print`` captured). The page waits at most ``timeout_s``; a snippet still running
+  then is reported as such. These are the entries whose snippets allocate a few small CPU
+  tensors and return in milliseconds.
 - :func:`run_in_subprocess`: the snippet runs in a fresh ``python`` with a wall-clock limit and
   an address-space limit, in a process group of its own that is killed whole on timeout (so a
   DataLoader worker or a second rank cannot outlive it). For worker processes, signals, process
@@ -21,19 +21,19 @@ import collections
 import contextlib
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+import traceback
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
 
-from core.notes import run_live
+from core.notes import snippet_line
+from core.text import N_
 from lessons.errors.entry import DOCUMENTED, GPU, LIVE, SUBPROCESS, Entry
 
 Status = Literal["raised", "ok", "timeout", "died", "skipped"]
@@ -47,11 +47,18 @@ SUBPROCESS_TIMEOUT_S = 60.0
 #: Address space a subprocess snippet may map: importing torch maps about 3.3 GB here; a
 #: runaway allocation beyond this fails inside the child with a MemoryError.
 SUBPROCESS_MEMORY_BYTES = 8 * 1024**3
+#: Why a snippet that shows a mistake of CPU-only machines was not run (the page translates it).
+NEEDS_NO_GPU = N_("this machine has a CUDA GPU, where the mistake runs without an error")
 #: The child's last line starts with this, then the result as JSON.
 _MARK = "@@torch-playground-capture@@"
 
+# The harness caps its own address space first (argv[1] bytes, 0: no cap): a preexec_fn would
+# run between fork and exec in a server full of threads, where Python warns it may deadlock.
 _HARNESS = f"""
-import json, sys, traceback
+import json, resource, sys, traceback
+limit = int(sys.argv[1])
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 code = sys.stdin.read()
 result = {{"status": "ok", "message": "", "line": None}}
 try:
@@ -89,29 +96,47 @@ class Capture:
         return self.message.splitlines()[0] if self.message else ""
 
 
+def _exec(code: str) -> Capture:
+    """Run ``code`` here, in a namespace of its own, with ``print`` captured.
+
+    Not ``core.notes.run_live``: that one holds a process-wide lock while a snippet runs (for
+    the notes' seeding recipes), and a snippet that outlived its time limit here would keep it,
+    and every lesson's notes boxes with it. These snippets seed nothing."""
+    printed: list[str] = []
+
+    def _print(*args: object, sep: str = " ", end: str = "\n", **_: object) -> None:
+        printed.append(sep.join(str(arg) for arg in args) + end)
+
+    start = time.perf_counter()
+    status: Status = "ok"
+    message, line = "", None
+    try:
+        exec(compile(code, "<snippet>", "exec"), {"__name__": "__main__", "print": _print})
+    except Exception as exc:  # the catalogue's mistakes raise on purpose
+        status, line = "raised", snippet_line(exc)
+        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    seconds = time.perf_counter() - start
+    return Capture(status, message, "".join(printed).rstrip("\n"), line, seconds,
+                   torch.__version__, LIVE)  # fmt: skip
+
+
 def run_in_process(code: str, *, timeout_s: float = IN_PROCESS_TIMEOUT_S) -> Capture:
     """Run the app's ``code`` on a thread of this process; wait at most ``timeout_s`` seconds.
 
-    Raises ValueError for a ``timeout_s`` that is not positive."""
+    A fresh thread each time: grad mode belongs to a thread, and one snippet switches it off.
+    There is no memory cap in a process shared by every visitor; the live snippets allocate a
+    few small tensors (tests/lessons/errors/test_runs.py measures them). Raises ValueError for a
+    ``timeout_s`` that is not positive."""
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
-    done: list = []
-    start = time.perf_counter()
-    worker = threading.Thread(target=lambda: done.append(run_live(code)), daemon=True)
+    done: list[Capture] = []
+    worker = threading.Thread(target=lambda: done.append(_exec(code)), daemon=True)
     worker.start()
     worker.join(timeout_s)
-    seconds = time.perf_counter() - start
     if not done:
-        return Capture("timeout", f"did not finish within {timeout_s:g} s", "", None, seconds,
+        return Capture("timeout", f"did not finish within {timeout_s:g} s", "", None, timeout_s,
                        torch.__version__, LIVE)  # fmt: skip
-    run = done[0]
-    status: Status = "raised" if run.raised else "ok"
-    return Capture(status, run.error or "", run.output, run.line, seconds, run.torch_version, LIVE)
-
-
-def _address_space_limit(limit: int) -> Callable[[], None]:
-    """What the forked child runs before Python starts: cap its address space at ``limit``."""
-    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return done[0]
 
 
 def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S,
@@ -130,9 +155,9 @@ def run_in_subprocess(code: str, *, timeout_s: float = SUBPROCESS_TIMEOUT_S,
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     start = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-c", _HARNESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-        preexec_fn=_address_space_limit(memory_bytes) if memory_bytes else None,
+        [sys.executable, "-c", _HARNESS, str(memory_bytes or 0)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
     )  # fmt: skip
     try:
         out, err = child.communicate(code, timeout=timeout_s)
@@ -183,6 +208,8 @@ def run_snippet(entry: Entry, which: Which) -> Capture:
         return Capture("skipped", "documented only", "", None, 0.0, torch.__version__, DOCUMENTED)
     if entry.run == GPU and not torch.cuda.is_available():
         return Capture("skipped", "needs a CUDA GPU", "", None, 0.0, torch.__version__, GPU)
+    if entry.needs_no_gpu and which == "broken" and torch.cuda.is_available():
+        return Capture("skipped", NEEDS_NO_GPU, "", None, 0.0, torch.__version__, entry.run)
     if entry.run == LIVE:
         return run_in_process(code)
     if entry.run == SUBPROCESS:

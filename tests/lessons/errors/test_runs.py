@@ -45,8 +45,55 @@ def test_a_subprocess_killed_by_a_signal_is_a_message():
 
 
 def test_a_subprocess_cannot_take_unbounded_memory():
+    code = "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0])\n"
+    assert run_in_subprocess(code).output == str(runs.SUBPROCESS_MEMORY_BYTES)
     result = run_in_subprocess(f"x = bytearray({runs.SUBPROCESS_MEMORY_BYTES + 1})\n")
     assert result.status == "raised" and result.headline == "MemoryError"
+    assert run_in_subprocess(code, memory_bytes=None).output != str(runs.SUBPROCESS_MEMORY_BYTES)
+
+
+#: What one live snippet may add to a process's peak memory (they make a few small tensors).
+LIVE_PEAK_GROWTH_BYTES = 32 * 1024**2  # measured: at most 7 MiB (backward-twice)
+
+
+def test_the_live_snippets_stay_small():
+    """The live snippets run in the server process, which has no memory cap: measure each one's
+    growth of the peak resident memory, in a child that runs them all one after the other."""
+    from lessons.errors.catalogue import entries
+    from lessons.errors.entry import LIVE
+
+    codes = [getattr(e, which) for e in entries() if e.run == LIVE for which in ("broken", "fixed")]
+    measure = (
+        "import json, resource, sys, threading, torch\n"
+        "codes = json.loads(sys.stdin.read())\n"
+        # What a first import costs (an optimizer's first call imports torch._dynamo, about
+        # 150 MB, once per process) is not the snippet's memory.
+        "import numpy, torch._dynamo, torch.optim, torch.nn.functional, torch.utils.data\n"
+        "torch.ones(1) + 1\n"
+        "growth = []\n"
+        "for code in codes:\n"
+        "    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "    def run():\n"
+        "        try:\n"
+        "            exec(code, {'__name__': '__main__', 'print': lambda *a, **k: None})\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    worker = threading.Thread(target=run)\n"
+        "    worker.start()\n"
+        "    worker.join()\n"
+        "    growth.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+        "print(json.dumps(growth))\n"
+    )  # fmt: skip
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", measure], input=json.dumps(codes), text=True,
+                          capture_output=True, timeout=300)  # fmt: skip
+    growth_kib = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(growth_kib) == len(codes)
+    worst = max(growth_kib) * 1024
+    assert worst <= LIVE_PEAK_GROWTH_BYTES, f"a live snippet grew the peak by {worst} bytes"
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
