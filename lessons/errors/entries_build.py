@@ -127,7 +127,7 @@ ENTRIES: tuple[Entry, ...] = (
             "load / load_inline at run time). Often the operation now exists in torch itself."
         ),
         run=LIVE,
-        broken="import torch.utils.ffi\n",
+        broken="import torch\nimport torch.utils.ffi\n",
         fixed=(
             "import torch.utils.cpp_extension as cpp_extension\n"
             "\n"
@@ -166,7 +166,7 @@ ENTRIES: tuple[Entry, ...] = (
             "for string_classes, math.inf for inf. In a third-party library, upgrade it."
         ),
         run=LIVE,
-        broken="from torch._six import container_abcs\n",
+        broken="import torch\nfrom torch._six import container_abcs\n",
         fixed=(
             "import collections.abc as container_abcs\n"
             "\n"

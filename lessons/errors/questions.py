@@ -7,11 +7,13 @@ run the page shows) and the questions are read off what it did:
 - ``exception-type``: which exception class torch raises today;
 - ``notes-wording``: whether torch still prints the notes' wording, word for word, in other
   words, or another error altogether (the notes' quote compared with today's message by the
-  matcher's stable text).
+  matcher's stable text);
+- ``fixed-output``: for an entry whose notes quote no message, what the fixed program prints
+  (its run, against "it raises too").
 
-All three hide the part of the page that shows today's message (:data:`TODAY_PART`). An entry
-that does not run here (documented, or a GPU entry on a machine without one) has nothing to ask
-about: :func:`questions` raises ValueError saying so, and the panel shows it.
+All hide the part of the page that shows today's message (:data:`TODAY_PART`). An entry that
+does not run here (documented, or a GPU entry on a machine without one) has nothing to ask
+about: :func:`questions` raises ValueError saying so (a marked text: the panel translates it).
 
 Pure: no Streamlit. Texts are English and marked (``N_`` / ``T``); the page translates them.
 """
@@ -33,18 +35,24 @@ COMMON_TYPES = ("RuntimeError", "ValueError", "IndexError", "TypeError", "Attrib
 MAX_LINE_CHOICES = 5
 
 
-def questions(entry: Entry | None, run: Capture | None = None) -> list[Question]:
-    """The three questions about ``entry``'s program; ``run`` is its broken run (default: the
-    page's cached :func:`~lessons.errors.runs.capture`). Raises ValueError when there is no
-    entry or its program did not raise here."""
+def questions(entry: Entry | None, run: Capture | None = None,
+              fixed: Capture | None = None) -> list[Question]:  # fmt: skip
+    """The three questions about ``entry``'s program; ``run`` is its broken run and ``fixed``
+    its fixed run (default: the page's cached :func:`~lessons.errors.runs.capture`). Raises
+    ValueError when there is no entry or its program did not raise here."""
     if entry is None:
-        raise ValueError("no entry is shown: paste an error or open one from the catalogue")
+        raise ValueError(T(N_("no entry is shown: paste an error or open one from the catalogue")))
     if not entry.broken:
-        raise ValueError(f"{entry.key} is documented only: nothing runs here to ask about")
+        raise ValueError(T(N_("{key} is documented only: nothing runs here to ask about"),
+                           key=entry.key))  # fmt: skip
     run = run or capture(entry.key, "broken")
     if run.status != "raised" or run.line is None:
-        raise ValueError(f"{entry.key}'s program did not raise here ({run.status})")
-    return [raising_line(entry, run), exception_type(run), notes_wording(entry, run)]
+        raise ValueError(T(N_("{key}'s program did not raise here"), key=entry.key))
+    if entry.notes_message:
+        third = notes_wording(entry, run)
+    else:
+        third = fixed_output(run, fixed or capture(entry.key, "fixed"))
+    return [raising_line(entry, run), exception_type(run), third]
 
 
 def _numbered(code: str) -> str:
@@ -54,11 +62,18 @@ def _numbered(code: str) -> str:
 def raising_line(entry: Entry, run: Capture) -> Question:
     """Which line of ``entry.broken`` raised when it ran (``run.line``)."""
     lines = entry.broken.splitlines()
+    candidates = [n for n, line in enumerate(lines, 1)
+                  if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+    # Imports make dull choices, except in a program that is mostly imports (torch._six), where
+    # an import is what raises.
     code_lines = [
-        n
-        for n, line in enumerate(lines, 1)
-        if line.strip() and not line.lstrip().startswith(("import ", "from ", "#"))
+        n for n in candidates if not lines[n - 1].lstrip().startswith(("import ", "from "))
     ]
+    if len({run.line, *code_lines}) < 2:
+        code_lines = candidates
+    if len({run.line, *code_lines}) < 2:
+        raise ValueError(T(N_("{key}'s program is one line: there is no line to choose"),
+                           key=entry.key))  # fmt: skip
     offered = sorted(
         {run.line, *[n for n in code_lines if n != run.line][-(MAX_LINE_CHOICES - 1) :]}
     )
@@ -111,7 +126,8 @@ def wording_verdict(notes_message: str, message: str) -> str:
 def notes_wording(entry: Entry, run: Capture) -> Question:
     """Whether torch today still prints ``entry.notes_message`` (:func:`wording_verdict`)."""
     if not entry.notes_message:
-        raise ValueError(f"{entry.key}: the notes quote no message to compare with today's")
+        raise ValueError(T(N_("{key}: the notes quote no message to compare with today's"),
+                           key=entry.key))  # fmt: skip
     verdict = wording_verdict(entry.notes_message, run.message)
     options = (WORD_FOR_WORD, REWORDED, ANOTHER)
     choices = tuple(
@@ -126,3 +142,25 @@ def notes_wording(entry: Entry, run: Capture) -> Question:
                version=run.torch_version)  # fmt: skip
     proof = T(N_("Today: `{headline}`"), headline=run.headline)
     return Question("notes-wording", prompt, choices, options.index(verdict), proof, TODAY_PART)
+
+
+#: Characters of the fixed program's first printed line offered as a choice.
+OUTPUT_CHARS = 70
+
+
+def fixed_output(run: Capture, fixed: Capture) -> Question:
+    """What the fixed program printed (its first line), against the mistake's error again."""
+    if fixed.status != "ok" or not fixed.output:
+        raise ValueError(T(N_("the fixed program did not run here ({status})"),
+                           status=fixed.status))  # fmt: skip
+    first = fixed.output.splitlines()[0][:OUTPUT_CHARS]
+    raised = run.headline.split(":", 1)[0].strip()
+    printed = Choice(T(N_("it prints `{line}`"), line=first),
+                     T(N_("that is the first line it printed, just now")))  # fmt: skip
+    again = Choice(T(N_("it raises `{name}` too, a line later"), name=raised),
+                   T(N_("no: it ran to the end and printed `{line}`"), line=first))  # fmt: skip
+    nothing = Choice(N_("it runs and prints nothing"),
+                     T(N_("no: it printed `{line}`"), line=first))  # fmt: skip
+    prompt = N_("The fix below: what does it print when it runs?")
+    proof = T(N_("The fixed program, run just now, printed: `{line}`"), line=first)
+    return Question("fixed-output", prompt, (printed, again, nothing), 0, proof, TODAY_PART)

@@ -7,6 +7,7 @@ import traceback
 
 import pytest
 
+from core.questions import check_questions
 from lessons.errors.catalogue import entries, entry_by_key
 from lessons.errors.entry import LIVE
 from lessons.errors.questions import (
@@ -21,11 +22,8 @@ from lessons.errors.runs import capture
 from testing.apptest import pick_question, reveal
 from tests.app.conftest import open_cold, open_expanders
 
-LIVE_ENTRIES = [
-    entry
-    for entry in entries()
-    if entry.run == LIVE and entry.notes_message and entry.broken.count("\n") > 1
-]
+#: Every entry the server runs in-process, and one run in a subprocess (each takes seconds).
+ASKED = [entry for entry in entries() if entry.run == LIVE] + [entry_by_key("worker-exception")]
 
 
 def _raise_here(code: str) -> tuple[int, str]:
@@ -48,12 +46,13 @@ def _raise_here(code: str) -> tuple[int, str]:
     return found[0]
 
 
-@pytest.mark.parametrize("entry", LIVE_ENTRIES, ids=lambda entry: entry.key)
+@pytest.mark.parametrize("entry", ASKED, ids=lambda entry: entry.key)
 def test_each_answer_is_what_the_program_does(entry):
     if entry.key == "no-nvidia-driver":
         pytest.importorskip("torch").cuda.is_available() and pytest.skip("CUDA is present")
-    asked = {question.key: question for question in questions(entry)}
-    assert set(asked) == {"raising-line", "exception-type", "notes-wording"}
+    asked = {question.key: question for question in check_questions(questions(entry))}
+    third = "notes-wording" if entry.notes_message else "fixed-output"
+    assert set(asked) == {"raising-line", "exception-type", third}
     assert all(question.hides == TODAY_PART for question in asked.values())
     line, name = _raise_here(entry.broken)
     lines = asked["raising-line"]
@@ -61,9 +60,34 @@ def test_each_answer_is_what_the_program_does(entry):
     assert all(
         not c.text.startswith(f"line {line}:") for c in lines.choices if c is not lines.correct
     )
+    if third == "fixed-output":
+        printed = _fixed_output(entry.fixed).splitlines()[0]
+        assert asked[third].correct.text == f"it prints `{printed[:70]}`"
     kinds = asked["exception-type"]
     assert kinds.correct.text == f"`{name}`"
     assert len({c.text for c in kinds.choices}) == len(kinds.choices) >= 3
+
+
+def _fixed_output(code: str) -> str:
+    """What the fixed program prints, run here on a fresh thread."""
+    printed: list[str] = []
+
+    def _print(*args: object, **_: object) -> None:
+        printed.append(" ".join(map(str, args)))
+
+    def run() -> None:
+        exec(compile(code, "<fixed>", "exec"), {"__name__": "__main__", "print": _print})
+
+    if "multiprocessing" in code or "DataLoader" in code:  # workers: run it as a script
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120).stdout  # fmt: skip
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    return "\n".join(printed)
 
 
 def test_the_wording_verdicts():
@@ -99,10 +123,12 @@ def test_what_cannot_be_asked_says_why():
     assert capture("backward-twice", "broken").status == "raised"
 
 
-def test_questions_in_chinese():
+@pytest.mark.parametrize("entry", ["backward-twice", "negative-strides"])
+def test_questions_in_chinese(entry):
     from tests.app.i18n_checks import untranslated, visible_texts
 
-    at = open_expanders(open_cold("errors", {"lang": "zh"}), "predict.open")
+    params = {"lang": "zh", "errors.entry": entry}
+    at = open_expanders(open_cold("errors", params), "predict.open")
     for index in range(3):
         reveal(pick_question(at, index))
         assert not at.exception, at.exception
