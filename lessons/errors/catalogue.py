@@ -60,12 +60,11 @@ STATUS_WORDS = {"live": "live", "subprocess": "subprocess", "gpu": "needs a GPU"
 
 
 def entries_markdown() -> str:
-    from lessons.errors.matching import printable  # matching imports this module
-
     """The README's table of every entry: key, kind, the notes' place, the message, status.
 
     ``python -c "from lessons.errors.catalogue import entries_markdown as m; print(m())"``
     prints it; a test keeps lessons/errors/README.md equal to it."""
+    from lessons.errors.matching import printable  # matching imports this module
     rows = ["| entry | kind | notes | message (today's where it runs) | status |",
             "|---|---|---|---|---|"]  # fmt: skip
     for entry in entries():

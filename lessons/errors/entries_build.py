@@ -156,14 +156,15 @@ ENTRIES: tuple[Entry, ...] = (
             "torch._six."
         ),
         cause=N_(
-            "torch._six was torch's private Python 2/3 compatibility module. Its container_abcs, "
-            "int_classes and string_classes went in torch 1.9, and the module itself in torch "
-            "2.0. Old code (and old versions of libraries such as apex or timm) still imports "
-            "them."
+            "torch._six was torch's private Python 2/3 compatibility module. Its container_abcs "
+            "and int_classes went in torch 1.9; string_classes, (str, bytes), stayed until the "
+            "module itself went in torch 2.0. Old code (and old versions of libraries such as "
+            "apex or timm) still imports them."
         ),
         fix=N_(
-            "Use what they stood for: collections.abc for container_abcs, int for int_classes, str "
-            "for string_classes, math.inf for inf. In a third-party library, upgrade it."
+            "Use what they stood for: collections.abc for container_abcs, int for int_classes, "
+            "(str, bytes) for string_classes, math.inf for inf. In a third-party library, "
+            "upgrade it."
         ),
         run=LIVE,
         broken="import torch\nfrom torch._six import container_abcs\n",
@@ -171,7 +172,7 @@ ENTRIES: tuple[Entry, ...] = (
             "import collections.abc as container_abcs\n"
             "\n"
             "int_classes = int\n"
-            "string_classes = str\n"
+            "string_classes = (str, bytes)\n"
             'print(isinstance([1, 2], container_abcs.Sequence), isinstance("a", string_classes))\n'
         ),
         today="ModuleNotFoundError: No module named 'torch._six'",

@@ -132,6 +132,7 @@ ENTRIES: tuple[Entry, ...] = (
             "import mmap\n"
             "import resource\n"
             "\n"
+            "# Run it as a script, not in a notebook: it lowers its own process's limit.\n"
             "# A machine whose memory is used up, in small: this process may map 1 GiB in all.\n"
             "_, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
             "resource.setrlimit(resource.RLIMIT_AS, (2**30, hard))\n"
@@ -334,5 +335,6 @@ ENTRIES: tuple[Entry, ...] = (
             "RecursionError: maximum recursion depth exceeded in comparison",
             "fd_event_list = self._poll.poll(timeout)",
         ),
+        also_notes=(("000:76", "fd_event_list = self._poll.poll(timeout) 卡死问题"),),
     ),
 )

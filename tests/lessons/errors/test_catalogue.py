@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.notes import NotesRef, quote_is_at
+from core.notes import NotesRef, notes_lines, quote_is_at
 from lessons.errors.catalogue import entries, entries_of_kind, entry_by_key
 from lessons.errors.entry import DOCUMENTED, GPU, KINDS, LIVE, SUBPROCESS, Entry
 from lessons.errors.matching import stable_text
@@ -28,10 +28,13 @@ def _ids(entry: Entry) -> str:
 
 def _check_broken(entry: Entry) -> None:
     result = run_snippet(entry, "broken")
-    if result.status == "ok" and entry.key == "no-nvidia-driver" and torch.cuda.is_available():
-        pytest.skip("CUDA is present: the CPU-only mistake runs")
+    if result.status == "skipped" and entry.needs_no_gpu:
+        pytest.skip("CUDA is present: the CPU-only mistake is not run")
     assert result.status == "raised", (entry.key, result)
-    assert stable_text(result.headline) == stable_text(entry.today), (
+    expected = {stable_text(entry.today)}
+    if entry.needs_no_gpu and torch.version.cuda is None:  # a CPU-only wheel words it its way
+        expected |= {stable_text(text) for text in entry.also}
+    assert stable_text(result.headline) in expected, (
         f"{entry.key}: torch {result.torch_version} now says {result.headline!r}; update today"
     )
     assert result.line is not None and 1 <= result.line <= len(entry.broken.splitlines())
@@ -80,10 +83,77 @@ def test_every_entry_has_a_complete_story():
             assert entry.broken != entry.fixed, entry.key
 
 
-def test_the_catalogue_covers_the_notes_error_lists():
-    """All of 000:76 (33 entries), the Horovod error, and every other place the issue lists."""
+#: One phrase of each of the 33 errors run together on the notes' line 000:76, in their order
+#: (the SyncBN deadlock by its all_reduce under rank 0; the poll hang and its RecursionError as
+#: the notes tell them, two fragments of one story).
+FRAGMENTS_000_76 = (
+    'CUDNN_STATUS_NOT_INITIALIZED',
+    'is killed by signal: Killed',
+    'Cannot allocate memory',
+    'device-side assert triggered',
+    'Expected more than 1 value per channel',
+    'Trying to backward through the graph a second time',
+    'Found no NVIDIA driver',
+    'Error compiling objects for extension',
+    'DataParallel 封装模型在指针式参数输入时',
+    'QuantizedCPU',
+    'if local_rank == 0 下面',
+    'GPU0 显存暴涨',
+    'torchvision.tranform 似乎会在多进程中卡住',
+    'Expected to mark a variable ready only once',
+    '_jit_compile->baton.wait()',
+    "can't optimize a non-leaf Tensor",
+    'fd_event_list = self._poll.poll(timeout)',
+    'RecursionError: maximum recursion depth exceeded',
+    'CUDA error: out of memory',
+    'Caught AttributeError in DataLoader worker process 0',
+    'cuDevicePrimaryCtxRelease_v2',
+    'torch.linalg.lstsq()',
+    'modified by an inplace operation',
+    'Unable to cast from non-held to held instance',
+    'does not require grad and does not have a grad_fn',
+    'Error 804',
+    'UnicodeDecodeError',
+    'PTX was compiled with an unsupported toolchain',
+    'finished reduction in the prior iteration',
+    'CUDA error 相关问题',
+    'requires_grad 失效',
+    'CUDA initialization: CUDA unknown error',
+    '休眠时进入假死状态',
+)  # fmt: skip
+
+
+def _quotes_at(where: str) -> list[tuple[str, str]]:
+    """``(entry key, quote)`` for every quote of the notes' line ``where`` in the catalogue."""
+    found = []
+    for entry in ALL:
+        if entry.where == where:
+            found += [(entry.key, entry.notes_message), (entry.key, entry.notes_cause)]
+        found += [(entry.key, quote) for place, quote in entry.also_notes if place == where]
+    return [(key, quote) for key, quote in found if quote]
+
+
+@needs_notes
+def test_every_error_of_the_notes_list_is_an_entry():
+    """Each of the 33 errors of 000:76 is quoted by an entry (the phrase is in the notes' line
+    too), and every one of its quotes is one of them: nothing is counted twice to reach 33."""
+    from core.notes import normalise_notes_text
+
+    line = notes_lines(NotesRef.parse("000:76"))
+    quotes = _quotes_at("000:76")
+    assert len(FRAGMENTS_000_76) == 33
+    for fragment in FRAGMENTS_000_76:
+        phrase = normalise_notes_text(fragment)
+        assert phrase in line, fragment
+        assert any(phrase in normalise_notes_text(q) for _key, q in quotes), fragment
+    keys = {key for key, _q in quotes}
+    covering = {key for key, q in quotes for f in FRAGMENTS_000_76
+                if normalise_notes_text(f) in normalise_notes_text(q)}  # fmt: skip
+    assert keys == covering, f"quotes of 000:76 that are none of the 33: {keys - covering}"
+
+
+def test_the_catalogue_covers_the_other_places_the_notes_quote_errors():
     places = [entry.where for entry in ALL] + [w for entry in ALL for w, _ in entry.also_notes]
-    assert places.count("000:76") >= 33, places.count("000:76")
     wanted = [
         "000:55", "002:40", "002:99", "002:136", "002:148", "002:548", "002:589", "002:645",
         "002:1047", "002:1338", "002:1347", "002:1356", "002:1360", "004:93", "004:99",
