@@ -13,7 +13,6 @@ from urllib.parse import parse_qsl
 import streamlit as st
 import torch
 
-from core.notes import cite as cite_en
 from core.text import N_
 from lessons.errors import figures, questions
 from lessons.errors.catalogue import entries
@@ -248,6 +247,6 @@ with layout.details:
             with box:
                 show_catalogue()
     st.caption(_("Every entry's snippets are the app's own; the notes are cited as {example}.")
-               .format(example=cite_en("000:76")))  # fmt: skip
+               .format(example=cite("000:76")))  # fmt: skip
 
 predict_panel(layout.predict, "errors", lambda: questions.questions(view.top))
