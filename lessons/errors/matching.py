@@ -266,6 +266,6 @@ def find(
                 best[key] = (score, wording.quoted)
     ranked = sorted(best.items(), key=lambda item: (-round(item[1][0], 1), not item[1][1]))
     matches = tuple(Match(key, round(score, 1)) for key, (score, _notes) in ranked[:limit])
-    if not matches and any(trailer in stable_text(line) for trailer in _CUDA_TRAILERS):
+    if not matches and any(t in stable_text(line[-LINE_CHARS:]) for t in _CUDA_TRAILERS):
         return Search((), line, len(read), refused=CUDA_TRAILER)
     return Search(matches, line, len(read))
