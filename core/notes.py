@@ -54,9 +54,10 @@ SEEDS_DIR = Path(
 
 #: The English comments of the notes' own code that the app quotes (the flow lesson's
 #: ``NOTES_GRADUAL_MEAN_PYTORCH``, the indexing lesson's one-hot example, the error doctor's
-#: negative-strides entry). They are the notes' words, so they stay as written in every language and are not catalog messages. Listed here,
-#: not looked up in the notes, so a clone without the notes tells them from the app's own
-#: comments the same way (tests/shared/test_notes.py checks the list against the notes).
+#: negative-strides entry). They are the notes' words, so they stay as written in every
+#: language and are not catalog messages. Listed here, not looked up in the notes, so a clone
+#: without the notes tells them from the app's own comments the same way
+#: (tests/shared/test_notes.py checks the list against the notes).
 NOTES_CODE_COMMENTS: frozenset[str] = frozenset(
     {
         "1. Calculate filters window size",

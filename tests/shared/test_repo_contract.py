@@ -56,3 +56,18 @@ def test_requirements_name_every_runtime_dependency():
     ):  # fmt: skip
         assert re.search(rf"^{re.escape(name)}\b", text, re.M), name
     assert re.search(r"^streamlit>=1\.65", text, re.M)
+
+
+def test_ci_fails_when_any_step_of_the_command_fails(tmp_path):
+    """The command is an && chain: run under ``set -e`` a failing ruff in the middle would not
+    stop the script, and CI would print "finished" with status 0. Run .ci/run's own lines with
+    the command replaced by a chain whose middle step fails: the script's status must say so."""
+    import subprocess
+
+    script = (ROOT / ".ci" / "run").read_text()
+    chain = "true && false && true"
+    fake = script.replace(readme_commands()[1], chain).replace('cd "$(dirname "$0")/.."', "")
+    assert chain in fake
+    (tmp_path / "run").write_text(fake)
+    done = subprocess.run(["bash", str(tmp_path / "run")], capture_output=True, text=True)
+    assert done.returncode != 0, done.stdout
