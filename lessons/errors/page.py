@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 
 from core.text import N_
 from lessons.errors import figures, questions
-from lessons.errors.catalogue import entries
+from lessons.errors.catalogue import entries, entry_by_key
 from lessons.errors.entry import DOCUMENTED, GPU, KIND_TITLES, RUN_TITLES, SUBPROCESS, Entry
 from lessons.errors.matching import MAX_QUERY_CHARS, Match, printable
 from lessons.errors.runs import Capture, capture
 from lessons.errors.view import ENTRY, QUERY, TOP_KEY, DoctorView, catalogue_by_kind, doctor_view
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.code import localized
 from ui.i18n import _, cite, translator
 from ui.lesson import lazy_expander, lesson_layout
@@ -191,12 +192,26 @@ def show_search(view: DoctorView) -> None:
         show_entry(view.top)
 
 
-def _match_chart(matches: tuple[Match, ...]) -> None:
+# Both charts are built once per process and language and shared: a class on one link draws
+# the same chart fifty times.
+@shared_figure(max_entries=32)
+def match_chart(matches: tuple[Match, ...]) -> go.Figure:
+    """The matcher's scores for ``matches`` (lessons/errors/figures.py)."""
     titles = {entry.key: _(entry.title) for entry in entries()}
+    return figures.match_figure(matches, titles, translator())
+
+
+@shared_figure(max_entries=2)
+def catalogue_chart() -> go.Figure:
+    """The catalogue's entries per kind and run mode."""
+    return figures.catalogue_figure(figures.catalogue_counts(), translator())
+
+
+def _match_chart(matches: tuple[Match, ...]) -> None:
     best = matches[0]
     alt = _("Match scores out of 100: {title} {score:.0f}, the best of {n} candidates.").format(
-        title=titles[best.key], score=best.score, n=len(matches))  # fmt: skip
-    show_chart(figures.match_figure(matches, titles, translator()), alt=alt)
+        title=_(entry_by_key(best.key).title), score=best.score, n=len(matches))  # fmt: skip
+    show_chart(match_chart(matches), alt=alt)
 
 
 def show_others(others: tuple[Match, ...]) -> None:
@@ -204,13 +219,13 @@ def show_others(others: tuple[Match, ...]) -> None:
     if not others:
         return
     st.subheader(_("Other candidates"), anchor=False)
-    names = {entry.key: entry for entry in entries()}
     for match in others:
+        entry = entry_by_key(match.key)
         box = lazy_expander(N_("{title} ({score:.0f} of 100)"), key=f"errors.other.{match.key}",
-                            title=_(names[match.key].title), score=match.score)  # fmt: skip
+                            title=_(entry.title), score=match.score)  # fmt: skip
         if box is not None:
             with box:
-                show_entry(names[match.key])
+                show_entry(entry)
 
 
 def show_catalogue() -> None:
@@ -218,10 +233,9 @@ def show_catalogue() -> None:
     st.header(_("The catalogue"), anchor=False)
     st.markdown(_("{n} errors from the notes, grouped by kind. Open one, or paste a message "
                   "above.").format(n=len(entries())))  # fmt: skip
-    counts = figures.catalogue_counts()
     alt = _("Entries per kind, coloured by how each is reproduced: {n} in all.").format(
         n=len(entries()))  # fmt: skip
-    show_chart(figures.catalogue_figure(counts, translator()), alt=alt)
+    show_chart(catalogue_chart(), alt=alt)
     for kind, kind_entries in catalogue_by_kind():
         st.subheader(_(KIND_TITLES[kind]), anchor=False)
         for entry in kind_entries:
