@@ -121,8 +121,11 @@ def _today_message(result: Capture, entry: Entry) -> None:
     if result.status == "raised":
         st.code(printable(result.message), language="text", wrap_lines=True)
         if result.line:
-            st.caption(_("Raised by line {line} of the mistake below ({how}).").format(
-                line=result.line, how=_run_label(entry)))  # fmt: skip
+            # The line itself, not only its number: line numbers on the code below made it a
+            # scroll region that axe-core flags (no keyboard focus).
+            code = entry.broken.splitlines()[result.line - 1].strip()
+            st.caption(_("Raised by line {line} of the mistake below, `{code}` ({how}).").format(
+                line=result.line, code=code.replace("`", "'"), how=_run_label(entry)))  # fmt: skip
     elif result.status == "ok":
         st.warning(_("The mistake ran without an error on torch {version}: the entry's message "
                      "may be out of date.").format(version=result.torch_version),
@@ -169,10 +172,10 @@ def show_entry(entry: Entry) -> None:
     mistake_col, fix_col = st.columns(2)
     with mistake_col:
         st.markdown(_("**The mistake** (a program that runs as-is)"))
-        st.code(localized(entry.broken), language="python", line_numbers=True, wrap_lines=True)
+        st.code(localized(entry.broken), language="python", wrap_lines=True)
     with fix_col:
         st.markdown(_("**The fix** (a program that runs as-is)"))
-        st.code(localized(entry.fixed), language="python", line_numbers=True, wrap_lines=True)
+        st.code(localized(entry.fixed), language="python", wrap_lines=True)
         if entry.run != GPU or torch.cuda.is_available():
             _fix_run(entry)
 
