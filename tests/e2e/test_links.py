@@ -71,11 +71,18 @@ def metric_value(page, label: str) -> str:
     return metric.first.locator("[data-testid='stMetricValue']").inner_text().strip()
 
 
+#: How long a value may take to appear once the script is idle (a busy 2-core CI machine draws
+#: a page's later parts a few seconds after the run that computed them).
+MATCH_WAIT_MS = 15_000
+
+
 def main_match(page, pattern: str) -> str:
-    text = page.locator("[data-testid='stMain']").inner_text()
-    found = re.search(pattern, text)
-    assert found, f"{pattern!r} not on the page"
-    return found.group(1)
+    for _ in range(MATCH_WAIT_MS // 250):
+        found = re.search(pattern, page.locator("[data-testid='stMain']").inner_text())
+        if found:
+            return found.group(1)
+        page.wait_for_timeout(250)
+    raise AssertionError(f"{pattern!r} not on the page after {MATCH_WAIT_MS} ms")
 
 
 @dataclass(frozen=True)
