@@ -221,12 +221,11 @@ def _overlap(words: frozenset[str], wording_words: frozenset[str]) -> float:
     return max(shared / max(len(words), 1), shared / max(len(wording_words), 1))
 
 
-def _same_facts(reading: str, wording: _Wording) -> bool:
-    """Whether ``reading`` names what ``wording`` names: its module or attribute, and one of its
-    error numbers when the reading gives any."""
+def _same_facts(reading: str, codes: frozenset[str], wording: _Wording) -> bool:
+    """Whether ``reading`` (whose error numbers are ``codes``) names what ``wording`` names: its
+    module or attribute, and one of its error numbers when the reading gives any."""
     if wording.name and wording.name not in reading:
         return False
-    codes = frozenset(_CODE_WORD.findall(reading))
     return not (wording.codes and codes) or bool(wording.codes & codes)
 
 
@@ -253,11 +252,12 @@ def find(
     best: dict[str, tuple[float, bool]] = {}
     for reading in readings:
         words = _words(reading)
+        codes = frozenset(_CODE_WORD.findall(reading))  # once per reading, not per wording
         for wording in wordings:
             # Words first: they are cheap, and a pair that shares too few cannot reach
             # MIN_SCORE, so most pairs never reach rapidfuzz (whose cost grows with length).
             overlap = _overlap(words, wording.words)
-            if overlap * 100 < MIN_SCORE or not _same_facts(reading, wording):
+            if overlap * 100 < MIN_SCORE or not _same_facts(reading, codes, wording):
                 continue
             score = fuzz.WRatio(reading, wording.stable, score_cutoff=MIN_SCORE / overlap)
             score *= overlap
