@@ -196,24 +196,37 @@ def run_live(code: str) -> LiveRun:
     it uses, so the same text runs as-is in a Python shell. Snippets run one at a time, and the
     process-wide generators and cuDNN flags they seed are put back afterwards.
     """
-    lines: list[str] = []
-
-    def _print(*args: object, sep: str = " ", end: str = "\n", **_: object) -> None:
-        lines.append(sep.join(str(a) for a in args) + end)
-
-    namespace: dict[str, object] = {"__name__": "__notes_snippet__", "print": _print}
     error = error_type = line = None
     with _SNIPPET_LOCK, _process_generators_kept(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            exec(compile(code, "<snippet>", "exec"), namespace)
-        except Exception as exc:  # a snippet that demonstrates an error is expected to raise
-            error_type = type(exc).__name__
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            line = snippet_line(exc)
+        lines, exc = exec_captured(code, "__notes_snippet__")
+    if exc is not None:  # a snippet that demonstrates an error is expected to raise
+        error_type, error, line = type(exc).__name__, error_text(exc), snippet_line(exc)
     for warning in caught:
         lines.append(f"Warning: {warning.category.__name__}: {warning.message}\n")
     return LiveRun(code, "".join(lines).rstrip("\n"), error, error_type, torch.__version__, line)
+
+
+def exec_captured(code: str, module_name: str) -> tuple[list[str], Exception | None]:
+    """Run ``code`` (the app's own, compiled as ``<snippet>``) in a fresh namespace called
+    ``module_name``, with ``print`` replaced there: what it printed, piece by piece, and the
+    exception it raised (None when it ran to the end). ``print`` is not redirected through
+    ``sys.stdout``: the server runs many sessions in threads of one process."""
+    printed: list[str] = []
+
+    def _print(*args: object, sep: str = " ", end: str = "\n", **_: object) -> None:
+        printed.append(sep.join(str(a) for a in args) + end)
+
+    try:
+        exec(compile(code, "<snippet>", "exec"), {"__name__": module_name, "print": _print})
+    except Exception as exc:  # the caller decides whether raising is the point
+        return printed, exc
+    return printed, None
+
+
+def error_text(exc: BaseException) -> str:
+    """``"ExceptionType: message"`` as a console prints an exception's last lines."""
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
 def snippet_line(exc: BaseException) -> int | None:

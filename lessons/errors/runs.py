@@ -26,13 +26,12 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
 
-from core.notes import snippet_line
+from core.notes import error_text, exec_captured, snippet_line
 from core.text import N_
 from lessons.errors.entry import DOCUMENTED, GPU, LIVE, SUBPROCESS, Entry
 
@@ -97,24 +96,16 @@ class Capture:
 
 
 def _exec(code: str) -> Capture:
-    """Run ``code`` here, in a namespace of its own, with ``print`` captured.
+    """Run ``code`` here (``core.notes.exec_captured``: its own namespace, ``print`` captured).
 
     Not ``core.notes.run_live``: that one holds a process-wide lock while a snippet runs (for
     the notes' seeding recipes), and a snippet that outlived its time limit here would keep it,
     and every lesson's notes boxes with it. These snippets seed nothing."""
-    printed: list[str] = []
-
-    def _print(*args: object, sep: str = " ", end: str = "\n", **_: object) -> None:
-        printed.append(sep.join(str(arg) for arg in args) + end)
-
     start = time.perf_counter()
-    status: Status = "ok"
-    message, line = "", None
-    try:
-        exec(compile(code, "<snippet>", "exec"), {"__name__": "__main__", "print": _print})
-    except Exception as exc:  # the catalogue's mistakes raise on purpose
-        status, line = "raised", snippet_line(exc)
-        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    printed, exc = exec_captured(code, "__main__")
+    status: Status = "ok" if exc is None else "raised"
+    message = "" if exc is None else error_text(exc)
+    line = None if exc is None else snippet_line(exc)
     seconds = time.perf_counter() - start
     return Capture(status, message, "".join(printed).rstrip("\n"), line, seconds,
                    torch.__version__, LIVE)  # fmt: skip
